@@ -1,0 +1,32 @@
+# Third-party dependencies, from Debian packages (tools/install-deps.sh installs them).
+# Header-only libraries are also found by plain include path so that a machine without the
+# Debian packages (the GPU box) can point CMAKE_PREFIX_PATH at a folder holding the headers.
+find_package(Threads REQUIRED)
+
+function(atlas_header_only target header)
+  find_path(${target}_INCLUDE_DIR ${header} REQUIRED)
+  add_library(${target} INTERFACE IMPORTED GLOBAL)
+  target_include_directories(${target} SYSTEM INTERFACE ${${target}_INCLUDE_DIR})
+endfunction()
+
+atlas_header_only(atlas_dep_json nlohmann/json.hpp)
+atlas_header_only(atlas_dep_cli11 CLI/CLI.hpp)
+atlas_header_only(atlas_dep_doctest doctest/doctest.h)
+
+find_package(OpenSSL)            # sha256 for provenance hashes
+find_package(CURL)               # endpoint client (optional on the GPU box)
+find_package(benchmark CONFIG)   # Google Benchmark binaries (optional on the GPU box)
+find_path(ATLAS_HTTPLIB_INCLUDE_DIR httplib.h)  # atlas-serve (optional on the GPU box)
+
+set(ATLAS_HAVE_CURL ${CURL_FOUND})
+if(benchmark_FOUND)
+  set(ATLAS_HAVE_BENCHMARK ON)
+else()
+  set(ATLAS_HAVE_BENCHMARK OFF)
+endif()
+if(ATLAS_HTTPLIB_INCLUDE_DIR)
+  set(ATLAS_HAVE_HTTPLIB ON)
+else()
+  set(ATLAS_HAVE_HTTPLIB OFF)
+endif()
+message(STATUS "atlas: curl=${ATLAS_HAVE_CURL} benchmark=${ATLAS_HAVE_BENCHMARK} httplib=${ATLAS_HAVE_HTTPLIB} openssl=${OPENSSL_FOUND}")

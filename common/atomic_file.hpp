@@ -1,0 +1,21 @@
+#pragma once
+// Atomic file writes: the content goes to a temporary file in the same directory, is flushed
+// with fsync, then renamed over the target, so a reader (or a killed writer) never sees a
+// partial file. Records and baselines are written only through these functions.
+#include <filesystem>
+#include <string_view>
+
+namespace atlas {
+
+/// Writes `content` to `path` atomically (temp + fsync + rename). Creates parent directories.
+/// Throws atlas::Error naming the path on any I/O failure.
+void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+/// As write_file_atomic, but fails (throws atlas::Error) if `path` already exists: records are
+/// never overwritten. Uses link(2) so that two writers cannot both succeed.
+void write_file_atomic_new(const std::filesystem::path& path, std::string_view content);
+
+/// Reads a whole file; throws atlas::InputError naming the path when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace atlas

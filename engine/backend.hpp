@@ -1,0 +1,54 @@
+#pragma once
+// A backend runs the forward pass over its own KV cache. The CPU backend is the numerical
+// reference; the CUDA backend is checked against it.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/model.hpp"
+#include "engine/sampler.hpp"
+#include "engine/stage.hpp"
+
+namespace atlas::engine {
+
+/// Why a layer cannot be captured in the decode CUDA graph (empty list: capture allowed).
+struct GraphVeto {
+  std::string layer;   ///< e.g. "blk.3.attention"
+  std::string reason;
+};
+
+struct BackendOptions {
+  std::string name = "cpu";   ///< "cpu" | "cuda"
+  int max_seq_len = 0;        ///< KV cache capacity; 0 = model's
+  int threads = 0;            ///< CPU threads; 0 = hardware_concurrency
+  bool fp32 = false;          ///< CUDA: fp32 weights (parity tests) instead of bf16
+  bool decode_graphs = true;  ///< CUDA: capture/replay decode (ATLAS_NO_DECODE_GRAPHS=1 turns off)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual int max_seq_len() const = 0;
+  /// Runs `tokens` at positions [pos, pos + tokens.size()), writing their K/V into the cache,
+  /// and returns the logits [vocab] of the last position (valid until the next call).
+  /// Positions >= pos are overwritten: truncating the cache is implicit.
+  virtual std::span<const float> forward(std::span<const int> tokens, int pos) = 0;
+  /// forward() then picks the next token. A GPU backend overrides this to sample greedily on
+  /// the device and read back one int.
+  virtual int forward_sample(std::span<const int> tokens, int pos, Sampler& sampler) {
+    return sampler.sample(forward(tokens, pos));
+  }
+  virtual StageTimer& stage_timer() { return timer_; }
+  virtual std::vector<GraphVeto> decode_graph_vetoes() const { return {}; }
+
+ protected:
+  StageTimer timer_;
+};
+
+/// Creates the named backend ("cpu" or "cuda"); throws EngineError for a backend not built in.
+std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& opts);
+
+}  // namespace atlas::engine

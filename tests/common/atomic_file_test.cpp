@@ -1,0 +1,59 @@
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/sha256.hpp"
+#include "tests/test_data.hpp"
+
+TEST_CASE("sha256 matches FIPS 180-4 test vectors") {
+  // Vectors from FIPS 180-4 examples (NIST CSRC "SHA256.pdf").
+  CHECK(atlas::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(atlas::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST_CASE("write_file_atomic replaces content and leaves no temp files") {
+  const auto dir = atlas::test::scratch_dir("atomic_replace");
+  const auto p = dir / "a.json";
+  atlas::write_file_atomic(p, "one");
+  atlas::write_file_atomic(p, "two");
+  CHECK(atlas::read_file(p) == "two");
+  int n = 0;
+  for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  CHECK(n == 1);
+}
+
+TEST_CASE("write_file_atomic_new never overwrites") {
+  const auto dir = atlas::test::scratch_dir("atomic_new");
+  const auto p = dir / "r.json";
+  atlas::write_file_atomic_new(p, "first");
+  CHECK_THROWS_AS(atlas::write_file_atomic_new(p, "second"), atlas::Error);
+  CHECK(atlas::read_file(p) == "first");
+}
+
+TEST_CASE("a writer killed mid-write leaves the old file whole and no partial target") {
+  const auto dir = atlas::test::scratch_dir("atomic_kill");
+  const auto p = dir / "baseline.json";
+  atlas::write_file_atomic(p, "old-content");
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // Child: write a large payload forever; the parent kills it part-way.
+    const std::string big(64 << 20, 'x');
+    for (;;) atlas::write_file_atomic(p, big);
+  }
+  ::usleep(50 * 1000);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const std::string now = atlas::read_file(p);
+  // Either the old content or a complete new payload, never a prefix.
+  const bool whole = now == "old-content" || (now.size() == (64u << 20) && now.find_first_not_of('x') == std::string::npos);
+  CHECK(whole);
+}

@@ -1,0 +1,24 @@
+#pragma once
+// Where tests find the real inputs (../shared/data in CI) and the source tree.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace atlas::test {
+inline std::filesystem::path data_dir() {
+  if (const char* e = std::getenv("ATLAS_DATA_DIR"); e && *e) return e;
+  return std::filesystem::path(ATLAS_SOURCE_DIR) / ".." / "shared" / "data";
+}
+inline std::filesystem::path source_dir() { return ATLAS_SOURCE_DIR; }
+inline std::filesystem::path stories_bin() { return data_dir() / "models/stories260K/stories260K.bin"; }
+inline std::filesystem::path stories_tok() { return data_dir() / "models/stories260K/tok512.bin"; }
+inline std::filesystem::path stories_gguf() { return data_dir() / "models/stories260K-gguf/stories260K.gguf"; }
+inline std::filesystem::path golden_jsonl() { return data_dir() / "models/stories260K/golden-public.jsonl"; }
+/// A fresh empty directory under the build tree for one test.
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  auto p = std::filesystem::path(ATLAS_BINARY_DIR) / "test-scratch" / name;
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+}  // namespace atlas::test

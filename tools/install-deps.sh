@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages atlas-bench builds against, only those missing (root, apt-get).
+set -euo pipefail
+pkgs=(cmake ninja-build g++ make git pkg-config nlohmann-json3-dev libcli11-dev doctest-dev
+      libbenchmark-dev libcurl4-openssl-dev libssl-dev libcpp-httplib-dev nodejs npm curl)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  if [ "$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
