@@ -2,11 +2,13 @@
 # Installs the Debian packages atlas-bench builds against, only those missing (root, apt-get).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ make git pkg-config nlohmann-json3-dev libcli11-dev doctest-dev
-      libbenchmark-dev libcurl4-openssl-dev libssl-dev libcpp-httplib-dev nodejs npm curl)
+      libbenchmark-dev libcurl4-openssl-dev libssl-dev libcpp-httplib-dev curl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# node/npm run the tokenizer oracle tests; the machine image may ship its own Node.js.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}"
   if [ "$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi
