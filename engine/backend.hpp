@@ -25,6 +25,9 @@ struct BackendOptions {
   int threads = 0;            ///< CPU threads; 0 = hardware_concurrency
   bool fp32 = false;          ///< CUDA: fp32 weights (parity tests) instead of bf16
   bool decode_graphs = true;  ///< CUDA: capture/replay decode (ATLAS_NO_DECODE_GRAPHS=1 turns off)
+  /// Test hook (documented in README): busy-waits this many microseconds per decoded token, so
+  /// a planted slowdown can prove the gate catches it. 0 = off.
+  int inject_decode_delay_us = 0;
 };
 
 class Backend {

@@ -1,0 +1,61 @@
+#pragma once
+// What a suite drives: the in-process engine (EngineTarget, suites/engine_target.hpp) or any
+// OpenAI-compatible server over HTTP (EndpointTarget, suites/endpoint/). Suites measure through
+// this interface only, so their records are comparable across transports.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/sampler.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+
+namespace atlas::suites {
+
+struct TargetRequest {
+  /// Prompt as token ids (BOS included when the model uses one). In-process targets use these
+  /// directly; endpoint targets send `prompt_text` (or `messages` for chat) instead.
+  std::vector<int> prompt_ids;
+  std::string prompt_text;
+  nlohmann::json messages = nullptr;  ///< chat messages (endpoint chat mode)
+  nlohmann::json tools = nullptr;     ///< OpenAI tool schemas (native function calling)
+  int max_new_tokens = 16;
+  engine::SamplingParams sampling;
+  bool ignore_eos = false;            ///< decode exactly max_new_tokens (timing runs)
+  bool reuse_prefix = true;           ///< keep/reuse the session's KV cache prefix
+};
+
+struct TargetResponse {
+  bool ok = true;
+  std::string error;                      ///< why it failed, when !ok
+  std::vector<int> output_ids;            ///< known for in-process targets; may be empty over HTTP
+  std::string text;                       ///< generated text
+  nlohmann::json tool_calls = nullptr;    ///< parsed tool calls (endpoint native FC)
+  int prompt_tokens = 0;
+  int completion_tokens = 0;
+  int cached_tokens = 0;                  ///< prefix tokens reused from the KV cache
+  int prefilled_tokens = 0;               ///< prompt tokens actually prefilled
+  std::int64_t t_request_ns = 0;          ///< request sent / generate() called (atlas::now_ns)
+  std::int64_t t_first_byte_ns = 0;       ///< first response byte (endpoint); = first token in-process
+  std::vector<std::int64_t> token_t_ns;   ///< arrival time of each generated token
+  std::int64_t t_end_ns = 0;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual std::string name() const = 0;               ///< "engine:cpu", "endpoint:http://..."
+  virtual TargetResponse generate(const TargetRequest& req) = 0;
+  /// Drops the session's cached prefix (cold runs).
+  virtual void reset_session() = 0;
+  /// The tokenizer used to build prompts and count tokens (the engine's, or a local copy).
+  virtual const engine::Tokenizer& tokenizer() const = 0;
+  virtual int context_length() const = 0;
+  /// Provenance for the record: backend and options, or endpoint URL and /v1/models answer.
+  virtual nlohmann::json provenance() const = 0;
+};
+
+}  // namespace atlas::suites
