@@ -156,4 +156,24 @@ void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, i
       out, [&](int, int r0, int r1) { matmul_rows(k, y, x, w, n, in, out, r0, r1); }, kRowBlock);
 }
 
+void matmul_fused(ThreadPool& pool, const float* x, int n, int in, std::initializer_list<MatmulOut> products) {
+  static const Kernels k = kernels();
+  int total = 0;
+  for (const auto& p : products) total += p.out;
+  auto rows = [&](int, int r0, int r1) {
+    // Global row range [r0, r1) -> the part of each product's rows it covers.
+    int base = 0;
+    for (const auto& p : products) {
+      const int b = std::max(r0, base), e = std::min(r1, base + p.out);
+      if (b < e) matmul_rows(k, p.y, x, p.w, n, in, p.out, b - base, e - base);
+      base += p.out;
+    }
+  };
+  if (static_cast<long long>(n) * in * total < kParallelMacs || pool.size() == 1) {
+    rows(0, 0, total);
+  } else {
+    pool.parallel_for(total, rows, kRowBlock);
+  }
+}
+
 }  // namespace atlas::engine::cpu
