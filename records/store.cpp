@@ -51,11 +51,19 @@ std::optional<StoredRecord> parse_layout(const fs::path& file, const std::string
   }
   s.gate_or_suite = m[1].str();
   s.utc = m[2].str();
+  if (m[3].matched) {
+    try {
+      s.sequence = std::stoi(m[3].str().substr(1));
+    } catch (const std::exception&) {
+      return std::nullopt;  // a suffix too long for an int is not one of ours
+    }
+  }
   return s;
 }
 
 bool older(const StoredRecord& a, const StoredRecord& b) {
   if (a.utc != b.utc) return a.utc < b.utc;
+  if (a.sequence != b.sequence) return a.sequence < b.sequence;
   return a.path < b.path;
 }
 

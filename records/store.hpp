@@ -22,6 +22,7 @@ struct StoredRecord {
   bool dirty = false;
   std::string gate_or_suite;
   std::string utc;  ///< compact UTC from the file name, e.g. "20261129T143320Z"
+  int sequence = 1;  ///< N of a "-N" suffix (several records in one second), else 1
 };
 
 /// "20261129T143320Z" from an ISO-8601 UTC time "2026-11-29T14:33:20Z" (as written in
