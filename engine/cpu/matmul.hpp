@@ -31,4 +31,8 @@ float dot(const float* a, const float* b, int n);
 /// True when the AVX2+FMA kernels are in use.
 bool matmul_uses_avx2();
 
+/// Selects the AVX2+FMA kernels (default, when the CPU has them) or the portable ones, so tests
+/// cover both; not thread-safe against running matmuls. Returns false when `on` is impossible.
+bool set_matmul_avx2(bool on);
+
 }  // namespace atlas::engine::cpu
