@@ -140,3 +140,15 @@ TEST_CASE("load_llama2c_tokenizer: truncated and corrupt files name the field") 
                        doctest::Contains("token 0 length = 1000 is invalid"), EngineError);
   CHECK_THROWS_WITH_AS(load_llama2c_tokenizer(dir / "missing.bin", 512), doctest::Contains("missing.bin: cannot open"), EngineError);
 }
+
+TEST_CASE("spm: the dummy prefix falls back to the <0x20> byte piece when there is no space piece") {
+  SpmVocab v;
+  v.pieces = {"<unk>", "<s>", "</s>", "<0x20>", "a", "b", "ab"};
+  v.scores = {0, 0, 0, 0, -1, -2, -0.5f};
+  v.types = {2, 3, 3, 6, 1, 1, 1};
+  const auto t = make_spm_tokenizer(v);
+  CHECK(t->encode("ab", true) == std::vector<int>{1, 3, 6});
+  CHECK(t->encode("abc", false) == std::vector<int>{3, 6, 0});  // 'c': no piece, no byte piece -> unk
+  v.add_space_prefix = false;
+  CHECK(make_spm_tokenizer(v)->encode("ab", true) == std::vector<int>{1, 6});
+}
