@@ -1,8 +1,6 @@
 #include "suites/runner.hpp"
 
-#include <ctime>
-#include <random>
-
+#include "records/provenance.hpp"
 #include "suites/error.hpp"
 #include "suites/registry.hpp"
 
@@ -29,15 +27,6 @@ records::SuiteResult run_suite(std::string_view name, Target& target, const Suit
   return r;
 }
 
-std::string utc_now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
   // Resolve every suite's options first: a config error must stop the run before it starts.
   std::vector<SuiteOptions> options;
@@ -46,17 +35,8 @@ records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
     options.push_back(suite_options(request.config, name, request.overrides, request.progress));
   }
   records::Record rec;
-  rec.start_utc = utc_now_iso8601();
-  {
-    std::random_device rd;
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", rd());
-    std::string compact;
-    for (char c : rec.start_utc) {
-      if (c != '-' && c != ':') compact += c;
-    }
-    rec.run_id = compact + "-" + hex;
-  }
+  rec.start_utc = records::utc_now_iso();
+  rec.run_id = records::new_run_id();
   rec.gate_or_suite = request.suites.size() == 1 ? request.suites.front() : request.config.name;
   rec.config["suite_config"] = request.config.name;
   rec.config["suite_config_file"] = request.config.source;
@@ -73,7 +53,7 @@ records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
       rec.invalid_reason += (rec.invalid_reason.empty() ? "" : "; ") + ("suite " + name + ": " + e.what());
     }
   }
-  rec.end_utc = utc_now_iso8601();
+  rec.end_utc = records::utc_now_iso();
   return rec;
 }
 

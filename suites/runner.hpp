@@ -49,10 +49,7 @@ struct SuiteSetRequest {
 /// Runs the suites in order on `target`. Fills: suites, start_utc/end_utc, gate_or_suite (the
 /// suite's name for one suite, else the config's name), config {suite_config, suite_config_file,
 /// suites, target}, endpoint (the target's provenance when it is an endpoint), run_id
-/// (<start>-<random hex>), valid/invalid_reason.
+/// (records::new_run_id), valid/invalid_reason.
 records::Record run_suite_set(Target& target, const SuiteSetRequest& request);
-
-/// Current UTC time as ISO-8601 "2026-11-29T14:33:20Z".
-std::string utc_now_iso8601();
 
 }  // namespace atlas::suites

@@ -1,5 +1,6 @@
 #include "suites/ab/ab.hpp"
 
+#include "records/provenance.hpp"
 #include "suites/error.hpp"
 #include "suites/registry.hpp"
 #include "suites/runner.hpp"
@@ -43,7 +44,8 @@ AbResult run_ab(const AbRequest& request, const TargetFactory& make_target, Prog
 
   AbResult out;
   records::Record& rec = out.record;
-  rec.start_utc = utc_now_iso8601();
+  rec.start_utc = records::utc_now_iso();
+  rec.run_id = records::new_run_id();
   rec.gate_or_suite = "ab-" + suite.name;
   rec.config["ab"] = {{"suite", suite.name}, {"a", request.a.to_json()}, {"b", request.b.to_json()},
                       {"rounds", request.options.repetitions}, {"warmup", request.options.warmup},
@@ -92,7 +94,7 @@ AbResult run_ab(const AbRequest& request, const TargetFactory& make_target, Prog
     }
   }
   rec.verdicts = {{"ab", comparisons_json(out.comparisons)}};
-  rec.end_utc = utc_now_iso8601();
+  rec.end_utc = records::utc_now_iso();
   return out;
 }
 

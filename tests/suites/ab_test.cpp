@@ -20,7 +20,7 @@ TEST_CASE("side specs split environment settings from target options") {
 TEST_CASE("ScopedEnv sets and restores") {
   ::unsetenv("ATLAS_AB_TEST_VAR");
   {
-    ScopedEnv e({{"ATLAS_AB_TEST_VAR", "1"}});
+    ScopedEnv e(std::map<std::string, std::string>{{"ATLAS_AB_TEST_VAR", "1"}});
     CHECK(std::string(std::getenv("ATLAS_AB_TEST_VAR")) == "1");
   }
   CHECK(std::getenv("ATLAS_AB_TEST_VAR") == nullptr);

@@ -38,7 +38,7 @@ struct FakeTiming {
   std::int64_t decode_ns = 250'000;        ///< gap between consecutive tokens
 };
 
-class FakeTarget final : public suites::Target {
+class FakeTarget : public suites::Target {
  public:
   FakeTiming timing;
   int context = 512;

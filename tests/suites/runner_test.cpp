@@ -84,6 +84,7 @@ TEST_CASE("TTFT suite: exact figures on scripted timestamps") {
 
 TEST_CASE("run_suite_set produces every section with samples") {
   atlas::test::FakeTarget t;
+  t.context = 4096;  // the character tokenizer spends a token per byte of the trace's text
   SuiteSetRequest req;
   req.suites = expand_suite_names("all");
   req.config = tiny_config();
@@ -105,16 +106,17 @@ TEST_CASE("run_suite_set produces every section with samples") {
       CHECK_FALSE(metric.unit.empty());
     }
   }
-  CHECK(log.str().find("[ttft 1/8] cold len=8 rep 1/2") != std::string::npos);
+  CHECK(log.str().find("[ttft 1/12] cold len=8 rep 1/2") != std::string::npos);
   CHECK(rec.start_utc.size() == 20);
 }
 
 TEST_CASE("a failing suite marks the record invalid and the others still run") {
   atlas::test::FakeTarget t;
-  t.context = 20;  // no TTFT length fits, no agentic trace fits
+  t.context = 20;
   SuiteSetRequest req;
   req.suites = {"ttft", "decode-anatomy"};
   req.config = tiny_config();
+  req.config.suites["ttft"]["lengths"] = {32};  // 32 + 3 tokens do not fit
   const auto rec = run_suite_set(t, req);
   CHECK_FALSE(rec.valid);
   CHECK(rec.invalid_reason.find("suite ttft: ttft: no prompt length fits") != std::string::npos);

@@ -5,7 +5,7 @@
 #include "suites/agentic/trace.hpp"
 #include "suites/error.hpp"
 #include "suites/resources.hpp"
-#include "test_data.hpp"
+#include "tests/test_data.hpp"
 
 using namespace atlas::suites;
 using nlohmann::json;
