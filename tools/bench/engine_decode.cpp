@@ -1,6 +1,7 @@
-// CPU backend speed: decode and prefill tokens/s on stories260K (real weights) and on a
-// stories110M-shaped model (random weights; dim 768, hidden 2048, 12 layers, 12 heads, vocab
-// 32000), next to this machine's memory bandwidth (read and copy), which bounds decode.
+// CPU backend speed: decode and prefill tokens/s on stories260K (real weights) and on the
+// "stories110m" preset (llama2.c stories110M's shape with random weights: dim 768, hidden 2048,
+// 12 layers, 12 heads, vocab 32000), next to this machine's memory bandwidth (read and copy),
+// which bounds decode.
 //   ./build/tools/bench_engine_decode --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 // Env: ATLAS_DATA_DIR (default ../shared/data).
 #include <benchmark/benchmark.h>
@@ -15,6 +16,7 @@
 #include "engine/backend.hpp"
 #include "engine/cpu/matmul.hpp"
 #include "engine/formats/llama2c.hpp"
+#include "engine/formats/presets.hpp"
 
 namespace {
 
@@ -31,51 +33,10 @@ const Model& stories260k() {
   return m;
 }
 
-/// A llama model with stories110M's dimensions and uniform(-a, a) weights, a = 1/sqrt(fan_in):
-/// speed depends on shapes only.
-const Model& stories110m_shape() {
-  static const Model m = [] {
-    Model model;
-    ModelConfig& c = model.config;
-    c.name = "stories110m-shape";
-    c.dim = 768;
-    c.hidden_dim = 2048;
-    c.n_layers = 12;
-    c.n_heads = 12;
-    c.n_kv_heads = 12;
-    c.head_dim = 64;
-    c.vocab_size = 32000;
-    c.max_seq_len = 1024;
-    c.tied_embeddings = true;
-    std::uint64_t state = 0x9E3779B97F4A7C15ULL;
-    auto tensor = [&](long long n, long long fan_in, float offset) {
-      std::vector<float> v(static_cast<std::size_t>(n));
-      const float a = fan_in > 0 ? 1.0f / std::sqrt(static_cast<float>(fan_in)) : 0.1f;
-      for (auto& x : v) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        x = offset + a * (static_cast<float>(state >> 40) / static_cast<float>(1 << 24) * 2.0f - 1.0f);
-      }
-      return model.own(std::move(v));
-    };
-    const long long d = c.dim, h = c.hidden_dim;
-    model.weights.tok_embd = tensor(c.vocab_size * d, 0, 0.0f);
-    for (int l = 0; l < c.n_layers; ++l) {
-      LayerWeights w;
-      w.attn_norm = tensor(d, 0, 1.0f);
-      w.wq = tensor(d * d, d, 0.0f);
-      w.wk = tensor(d * d, d, 0.0f);
-      w.wv = tensor(d * d, d, 0.0f);
-      w.wo = tensor(d * d, d, 0.0f);
-      w.ffn_norm = tensor(d, 0, 1.0f);
-      w.w_gate = tensor(h * d, d, 0.0f);
-      w.w_up = tensor(h * d, d, 0.0f);
-      w.w_down = tensor(d * h, h, 0.0f);
-      model.weights.layers.push_back(w);
-    }
-    model.weights.output_norm = tensor(d, 0, 1.0f);
-    model.weights.output = model.weights.tok_embd;
-    return model;
-  }();
+/// llama2.c stories110M's shape (dim 768, hidden 2048, 12 layers, 12 heads, vocab 32000, tied)
+/// with deterministic random weights (engine/formats/presets.hpp): speed depends on shapes only.
+const Model& stories110m() {
+  static const Model m = make_preset_model("stories110m", /*seed=*/1, /*max_seq_len=*/1024);
   return m;
 }
 
@@ -124,8 +85,8 @@ void prefill(benchmark::State& state, const Model& m, int n) {
 
 void BM_Decode_stories260K(benchmark::State& s) { decode(s, stories260k(), 256); }
 void BM_Prefill256_stories260K(benchmark::State& s) { prefill(s, stories260k(), 256); }
-void BM_Decode_stories110M_shape(benchmark::State& s) { decode(s, stories110m_shape(), 64); }
-void BM_Prefill128_stories110M_shape(benchmark::State& s) { prefill(s, stories110m_shape(), 128); }
+void BM_Decode_stories110M(benchmark::State& s) { decode(s, stories110m(), 64); }
+void BM_Prefill128_stories110M(benchmark::State& s) { prefill(s, stories110m(), 128); }
 
 /// Read bandwidth: a dot product over a 256 MiB buffer (larger than any cache), the access
 /// pattern of decode's matmuls.
@@ -156,7 +117,7 @@ BENCHMARK(BM_MemoryRead)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Decode_stories260K)->Arg(1)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Prefill256_stories260K)->Arg(1)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Decode_stories110M_shape)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Prefill128_stories110M_shape)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode_stories110M)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Prefill128_stories110M)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();
