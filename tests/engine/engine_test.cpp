@@ -1,0 +1,116 @@
+// The Engine facade (load_model + backend + session) and the `atlas-bench generate` command.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.hpp"
+#include "engine/error.hpp"
+#include "engine/formats/presets.hpp"
+#include "tests/engine/random_model.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas::engine;
+
+namespace {
+/// The golden record "stories260K/p01/n64": prompt "Once upon a time", 60 greedy tokens.
+nlohmann::json golden(const std::string& id) {
+  std::ifstream in(atlas::test::golden_jsonl());
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.at("id") == id) return j;
+  }
+  FAIL("no golden record " << id);
+  return {};
+}
+
+std::string run(const std::string& cmd, int* status) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::array<char, 4096> buf;
+  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
+  *status = ::pclose(p);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("Engine::open: a llama2.c path gives model, tokenizer, backend and session") {
+  EngineOptions o;
+  o.model = atlas::test::stories_bin().string();
+  Engine e = Engine::open(o);
+  CHECK(e.model().config.name == "stories260K");
+  CHECK(e.backend().name() == "cpu");
+  const auto rec = golden("stories260K/p01/n64");
+  GenerateRequest req;
+  req.prompt_ids = e.tokenizer().encode(rec.at("prompt").get<std::string>(), true);
+  CHECK(req.prompt_ids == rec.at("prompt_ids").get<std::vector<int>>());
+  req.max_new_tokens = 60;
+  req.stop_ids = {1};
+  Engine moved = std::move(e);  // references stay valid across moves
+  CHECK(moved.session().generate(req).output_ids == rec.at("output_ids").get<std::vector<int>>());
+  CHECK(&moved.session().backend() == &moved.backend());
+}
+
+TEST_CASE("Engine::open: max_seq_len, bad backends and models without a tokenizer") {
+  EngineOptions o;
+  o.model = atlas::test::stories_bin().string();
+  o.max_seq_len = 64;
+  CHECK(Engine::open(o).backend().max_seq_len() == 64);
+  o.backend.name = "tpu";
+  CHECK_THROWS_WITH_AS(Engine::open(o), doctest::Contains("backend 'tpu' is unknown"), EngineError);
+  EngineOptions preset;
+  preset.model = "preset:tiny-llama@3";
+  Engine p = Engine::open(preset);
+  CHECK_THROWS_WITH_AS(p.tokenizer(), doctest::Contains("has no tokenizer"), EngineError);
+  const std::vector<int> ids{1, 2, 3};
+  CHECK(p.backend().forward(ids, 0).size() == static_cast<std::size_t>(p.model().config.vocab_size));
+  CHECK_THROWS_AS(Engine::open(EngineOptions{}), EngineError);
+}
+
+TEST_CASE("atlas-bench generate --json reproduces the golden greedy run") {
+  const char* exe = std::getenv("ATLAS_BENCH_EXE");
+  if (!exe || !std::filesystem::exists(exe)) {
+    MESSAGE("skipped: ATLAS_BENCH_EXE is not set to a built atlas-bench (run through ctest)");
+    return;
+  }
+  const auto rec = golden("stories260K/p01/n64");
+  int status = 0;
+  const std::string out = run(std::string(exe) + " generate --model " + atlas::test::stories_bin().string() +
+                                  " --prompt 'Once upon a time' --max-tokens 60 --json",
+                              &status);
+  REQUIRE(status == 0);
+  const auto j = nlohmann::json::parse(out);
+  CHECK(j.at("prompt_ids") == rec.at("prompt_ids"));
+  CHECK(j.at("output_ids") == rec.at("output_ids"));
+  CHECK(j.at("text") == rec.at("output_text"));
+  CHECK(j.at("ttft_ms").get<double>() > 0.0);
+  CHECK(j.at("decode_tok_s").get<double>() > 0.0);
+  // Streaming text mode prints the same text.
+  const std::string text = run(std::string(exe) + " generate --model " + atlas::test::stories_bin().string() +
+                                   " --prompt 'Once upon a time' --max-tokens 60 2>/dev/null",
+                               &status);
+  CHECK(status == 0);
+  CHECK(text == rec.at("output_text").get<std::string>() + "\n");
+  run(std::string(exe) + " generate --model /nonexistent.bin --prompt x 2>/dev/null", &status);
+  CHECK(WEXITSTATUS(status) == 3);
+}
+
+TEST_CASE("presets tiny-llama and tiny-qwen3: the CPU backend equals the float64 reference") {
+  for (const char* name : {"tiny-llama", "tiny-qwen3"}) {
+    CAPTURE(name);
+    const Model m = make_preset_model(name, 7);
+    CHECK(m.config.qk_norm == (m.config.arch == Arch::qwen3));
+    auto b = make_backend(m, {});
+    const std::vector<int> tokens{1, 17, 300, 5, 42, 511};
+    const auto logits = b->forward(tokens, 0);
+    const auto ref = atlas::test::reference_logits(m, tokens);
+    for (std::size_t i = 0; i < ref.size(); ++i) REQUIRE(logits[i] == doctest::Approx(ref[i]).epsilon(1e-4).scale(1.0));
+  }
+}
