@@ -232,6 +232,7 @@ json to_json(const Record& r) {
   j["verdicts"] = r.verdicts;
   j["valid"] = r.valid;
   j["invalid_reason"] = r.invalid_reason;
+  if (!r.merged_from.empty()) j["merged_from"] = r.merged_from;
   return j;
 }
 
@@ -275,6 +276,14 @@ Record record_from_json(const json& j, const std::string& source) {
   r.verdicts = rd.any(j, "verdicts", nullptr);
   r.valid = rd.boolean(j, root, "valid");
   r.invalid_reason = rd.str(j, root, "invalid_reason", false);
+  if (const json* merged = rd.find(j, root, "merged_from", false)) {
+    if (!merged->is_array()) rd.bad("/merged_from", "an array of run ids", *merged);
+    for (std::size_t i = 0; i < merged->size(); ++i) {
+      const json& id = (*merged)[i];
+      if (!id.is_string()) rd.bad("/merged_from/" + std::to_string(i), "a run id string", id);
+      r.merged_from.push_back(id.get<std::string>());
+    }
+  }
   if (!r.valid && r.invalid_reason.empty()) rd.fail("/invalid_reason", "an invalid record must say why (valid is false)");
   return r;
 }

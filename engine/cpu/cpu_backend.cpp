@@ -173,9 +173,7 @@ void CpuBackend::forward_chunk(std::span<const int> tokens, int pos, bool last) 
     }
     {
       auto s = timer_.scope(Stage::qkv);
-      matmul(pool_, q_.data(), xb, lw.wq.data(), n, dim, q_dim);
-      matmul(pool_, k, xb, lw.wk.data(), n, dim, kv_dim);
-      matmul(pool_, v, xb, lw.wv.data(), n, dim, kv_dim);
+      matmul_fused(pool_, xb, n, dim, {{q_.data(), lw.wq.data(), q_dim}, {k, lw.wk.data(), kv_dim}, {v, lw.wv.data(), kv_dim}});
       if (c_.qk_norm) {  // Qwen3: RMSNorm of each q and k head, before RoPE
         for (int i = 0; i < n * c_.n_heads; ++i) rmsnorm(q_.data() + i * hd, q_.data() + i * hd, lw.q_norm.data(), hd, c_.rms_eps);
         for (int i = 0; i < n * c_.n_kv_heads; ++i) rmsnorm(k + i * hd, k + i * hd, lw.k_norm.data(), hd, c_.rms_eps);
@@ -205,8 +203,7 @@ void CpuBackend::forward_chunk(std::span<const int> tokens, int pos, bool last) 
     }
     {
       auto s = timer_.scope(Stage::ffn_gate_up);
-      matmul(pool_, hb_.data(), xb, lw.w_gate.data(), n, dim, hidden);
-      matmul(pool_, hb2_.data(), xb, lw.w_up.data(), n, dim, hidden);
+      matmul_fused(pool_, xb, n, dim, {{hb_.data(), lw.w_gate.data(), hidden}, {hb2_.data(), lw.w_up.data(), hidden}});
       swiglu(hb_.data(), hb2_.data(), n * hidden);
     }
     {

@@ -15,7 +15,7 @@ namespace {
 // Rows of w handled together: each x vector loaded once serves R rows.
 constexpr int kRows = 4;
 // Tokens handled together: each w vector loaded once serves T tokens.
-constexpr int kTokens = 2;
+constexpr int kTokens = 3;
 // Rows per cache block: the block's rows stay in L2 while every token passes over them.
 constexpr int kRowBlock = 16;
 // Below this many multiply-adds a job runs on the calling thread (waking workers costs more).
@@ -101,14 +101,21 @@ struct Kernels {
   BlockFn rt, r1, t1, one;  // R x T, R x 1, 1 x T, 1 x 1
 };
 
-Kernels kernels() {
+Kernels kernels(bool avx2) {
 #ifdef ATLAS_X86
-  if (cpu_has_avx2()) {
+  if (avx2 && cpu_has_avx2()) {
     return {block_avx2<kRows, kTokens>, block_avx2<kRows, 1>, block_avx2<1, kTokens>, block_avx2<1, 1>};
   }
 #endif
+  (void)avx2;
   return {block_portable<kRows, kTokens>, block_portable<kRows, 1>, block_portable<1, kTokens>, block_portable<1, 1>};
 }
+
+Kernels& active_kernels() {
+  static Kernels k = kernels(true);
+  return k;
+}
+bool g_use_avx2 = true;
 
 /// Rows [r0, r1) of y for all n tokens.
 void matmul_rows(const Kernels& k, float* y, const float* x, const float* w, int n, int in, int out, int r0, int r1) {
@@ -134,11 +141,17 @@ void matmul_rows(const Kernels& k, float* y, const float* x, const float* w, int
 
 }  // namespace
 
-bool matmul_uses_avx2() { return cpu_has_avx2(); }
+bool matmul_uses_avx2() { return g_use_avx2 && cpu_has_avx2(); }
+
+bool set_matmul_avx2(bool on) {
+  g_use_avx2 = on;
+  active_kernels() = kernels(on);
+  return matmul_uses_avx2() == on;
+}
 
 float dot(const float* a, const float* b, int n) {
 #ifdef ATLAS_X86
-  if (cpu_has_avx2()) return dot_avx2(a, b, n);
+  if (g_use_avx2 && cpu_has_avx2()) return dot_avx2(a, b, n);
 #endif
   float s = 0.0f;
   for (int i = 0; i < n; ++i) s += a[i] * b[i];
@@ -146,7 +159,7 @@ float dot(const float* a, const float* b, int n) {
 }
 
 void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, int in, int out) {
-  static const Kernels k = kernels();
+  const Kernels& k = active_kernels();
   const long long macs = static_cast<long long>(n) * in * out;
   if (macs < kParallelMacs || pool.size() == 1) {
     matmul_rows(k, y, x, w, n, in, out, 0, out);
@@ -154,6 +167,26 @@ void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, i
   }
   pool.parallel_for(
       out, [&](int, int r0, int r1) { matmul_rows(k, y, x, w, n, in, out, r0, r1); }, kRowBlock);
+}
+
+void matmul_fused(ThreadPool& pool, const float* x, int n, int in, std::initializer_list<MatmulOut> products) {
+  const Kernels& k = active_kernels();
+  int total = 0;
+  for (const auto& p : products) total += p.out;
+  auto rows = [&](int, int r0, int r1) {
+    // Global row range [r0, r1) -> the part of each product's rows it covers.
+    int base = 0;
+    for (const auto& p : products) {
+      const int b = std::max(r0, base), e = std::min(r1, base + p.out);
+      if (b < e) matmul_rows(k, p.y, x, p.w, n, in, p.out, b - base, e - base);
+      base += p.out;
+    }
+  };
+  if (static_cast<long long>(n) * in * total < kParallelMacs || pool.size() == 1) {
+    rows(0, 0, total);
+  } else {
+    pool.parallel_for(total, rows, kRowBlock);
+  }
 }
 
 }  // namespace atlas::engine::cpu

@@ -51,9 +51,19 @@ void softmax(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] /= sum;
 }
 
-void attention(float* out, const float* q, const float* k, const float* v, int n_pos, int head_dim, int stride, float* scores) {
+void attention(float* __restrict out, const float* __restrict q, const float* __restrict k, const float* __restrict v, int n_pos,
+               int head_dim, int stride, float* __restrict scores) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  for (int t = 0; t < n_pos; ++t) scores[t] = dot(q, k + static_cast<long>(t) * stride, head_dim) * scale;
+  for (int t = 0; t < n_pos; ++t) {
+    const float* kt = k + static_cast<long>(t) * stride;
+    float s = 0.0f;
+    if (head_dim >= 32) {
+      s = dot(q, kt, head_dim);
+    } else {  // tiny heads (stories260K: 8): a call and a horizontal sum would cost more than the math
+      for (int i = 0; i < head_dim; ++i) s += q[i] * kt[i];
+    }
+    scores[t] = s * scale;
+  }
   softmax(scores, n_pos);
   for (int i = 0; i < head_dim; ++i) out[i] = 0.0f;
   for (int t = 0; t < n_pos; ++t) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "engine/model.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 
 namespace atlas::engine {
 

@@ -87,10 +87,16 @@ class SpmTokenizer final : public Tokenizer {
   std::vector<int> encode(std::string_view text, bool add_bos) const override {
     std::vector<int> out;
     if (add_bos) out.push_back(v_.bos);
-    std::vector<int> tokens;
+    // run.c looks the dummy prefix " " up like any code point, so prepending it is the same
+    // (and gives byte fallback should a vocabulary lack a plain space piece).
+    std::string prefixed;
     if (!text.empty() && v_.add_space_prefix) {
-      if (auto sp = find(" ")) tokens.push_back(*sp);
+      prefixed.reserve(text.size() + 1);
+      prefixed += ' ';
+      prefixed += text;
+      text = prefixed;
     }
+    std::vector<int> tokens;
     // One token per UTF-8 code point (run.c: a lead byte plus up to 3 continuation bytes).
     for (std::size_t i = 0; i < text.size();) {
       std::size_t len = 1;

@@ -60,10 +60,14 @@ TEST_CASE("rmsnorm and softmax match hand-computed values") {
 TEST_CASE("matmul: batched blocked kernel equals naive loops for odd shapes and thread counts") {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
-  for (int threads : {1, 2, 3}) {
+  for (int variant = 0; variant < 4; ++variant) {
+    const int threads = variant < 3 ? variant + 1 : 2;
+    const bool avx2 = variant < 3;  // the last pass runs the portable kernels
+    if (!cpu::set_matmul_avx2(avx2)) continue;
     cpu::ThreadPool pool(threads);
     for (auto [n, in, out] : {std::tuple{1, 13, 7}, {3, 64, 37}, {5, 131, 300}, {2, 1024, 129}}) {
       CAPTURE(threads);
+      CAPTURE(avx2);
       CAPTURE(n);
       CAPTURE(in);
       CAPTURE(out);
@@ -80,6 +84,7 @@ TEST_CASE("matmul: batched blocked kernel equals naive loops for odd shapes and 
       }
     }
   }
+  cpu::set_matmul_avx2(true);
 }
 
 TEST_CASE("thread pool: every index is visited once, chunks respect the grain") {
@@ -147,4 +152,25 @@ TEST_CASE("backend: bad inputs throw EngineError naming the value") {
   Model broken = atlas::test::random_model(atlas::test::tiny_config(Arch::llama), 1);
   broken.weights.layers[1].wk = broken.weights.layers[1].wk.first(10);
   CHECK_THROWS_WITH_AS(make_backend(broken, {}), doctest::Contains("blk.1.attn_k has 10 values"), EngineError);
+}
+
+TEST_CASE("matmul_fused: equals separate matmuls, including products that split a row block") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int n = 3, in = 96;
+  const int outs[3] = {40, 21, 300};
+  std::vector<std::vector<float>> w(3), y(3), ref(3);
+  std::vector<float> x(static_cast<std::size_t>(n * in));
+  for (auto& v : x) v = u(rng);
+  cpu::ThreadPool one(1), two(2);
+  for (int i = 0; i < 3; ++i) {
+    w[i].resize(static_cast<std::size_t>(outs[i] * in));
+    for (auto& v : w[i]) v = u(rng);
+    y[i].assign(static_cast<std::size_t>(n * outs[i]), 0.0f);
+    ref[i] = y[i];
+    cpu::matmul(one, ref[i].data(), x.data(), w[i].data(), n, in, outs[i]);
+  }
+  cpu::matmul_fused(two, x.data(), n, in,
+                    {{y[0].data(), w[0].data(), outs[0]}, {y[1].data(), w[1].data(), outs[1]}, {y[2].data(), w[2].data(), outs[2]}});
+  for (int i = 0; i < 3; ++i) CHECK(y[i] == ref[i]);
 }
