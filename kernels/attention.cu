@@ -6,6 +6,7 @@
 
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 
 namespace atlas::kernels {
 namespace {
@@ -53,6 +54,8 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   float* red = ps + G * a.chunk_cap;       // [key groups][G][d]
   __shared__ float mls[kMaxGroup][2];
   __shared__ int last_block;
+  dev::pdl_trigger();
+  dev::pdl_wait();
 
   const int pos = *a.pos;
   const int len = pos + 1;
@@ -279,9 +282,8 @@ void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
     throw KernelError("attention_decode: head_dim must be a multiple of 8 and <= 512");
   const dim3 grid(a.prep.n_kv_heads, a.n_splits);
   const size_t smem = attention_decode_smem(G, a.prep.head_dim, a.chunk_cap, a.wtype);
-  if (a.wtype == DType::bf16) attention_decode_kernel<__nv_bfloat16><<<grid, kDecodeThreads, smem, stream>>>(a);
-  else attention_decode_kernel<float><<<grid, kDecodeThreads, smem, stream>>>(a);
-  ATLAS_CUDA_CHECK(cudaGetLastError());
+  if (a.wtype == DType::bf16) launch_pdl(attention_decode_kernel<__nv_bfloat16>, grid, dim3(kDecodeThreads), smem, stream, a);
+  else launch_pdl(attention_decode_kernel<float>, grid, dim3(kDecodeThreads), smem, stream, a);
 }
 
 void rope_prefill(const RopePrefillArgs& a, cudaStream_t stream) {

@@ -4,6 +4,7 @@
 
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
 
 namespace atlas::kernels {
 namespace {
@@ -16,6 +17,8 @@ int blocks_for(size_t n, int threads) {
 template <typename W>
 __global__ void embed_kernel(const W* __restrict__ table, int ld, int dim, const int* __restrict__ tokens, int n,
                              float* __restrict__ x) {
+  dev::pdl_trigger();
+  dev::pdl_wait();
   const int i = blockIdx.y;
   if (i >= n) return;
   const W* row = table + static_cast<size_t>(tokens[i]) * ld;
@@ -56,6 +59,8 @@ __global__ void swiglu_kernel(const float* __restrict__ gu, int n, int hidden, W
 __global__ void argmax_kernel(const float* __restrict__ v, int n, int* __restrict__ out) {
   __shared__ float sv[32];
   __shared__ int si[32];
+  dev::pdl_trigger();
+  dev::pdl_wait();
   float best = -INFINITY;
   int bi = n;  // "none yet": loses every comparison
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
@@ -132,10 +137,10 @@ void embed_token(DType wtype, const void* table, int ld, int dim, const int* tok
 void embed_rows(DType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x, cudaStream_t s) {
   const dim3 grid((dim + 255) / 256, n);
   if (wtype == DType::bf16)
-    embed_kernel<<<grid, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(table), ld, dim, tokens, n, x);
+    launch_pdl(embed_kernel<__nv_bfloat16>, grid, dim3(256), 0, s, static_cast<const __nv_bfloat16*>(table), ld, dim,
+               tokens, n, x);
   else
-    embed_kernel<<<grid, 256, 0, s>>>(static_cast<const float*>(table), ld, dim, tokens, n, x);
-  ATLAS_CUDA_CHECK(cudaGetLastError());
+    launch_pdl(embed_kernel<float>, grid, dim3(256), 0, s, static_cast<const float*>(table), ld, dim, tokens, n, x);
 }
 
 void rmsnorm_rows(DType wtype, const float* x, const void* g, float eps, int n, int dim, void* out, int ld,
@@ -158,8 +163,7 @@ void swiglu_rows(DType wtype, const float* gu, int n, int hidden, void* out, int
 }
 
 void argmax(const float* v, int n, int* out, cudaStream_t s) {
-  argmax_kernel<<<1, 1024, 0, s>>>(v, n, out);
-  ATLAS_CUDA_CHECK(cudaGetLastError());
+  launch_pdl(argmax_kernel, dim3(1), dim3(1024), 0, s, v, n, out);
 }
 
 void convert_rows(DType wtype, const float* src, int rows, int cols, void* dst, int ld, int pitch, cudaStream_t s) {

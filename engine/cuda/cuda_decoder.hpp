@@ -81,6 +81,8 @@ class CudaDecoder {
   const ModelConfig& config() const { return w_.config; }
   int max_seq() const { return opts_.max_seq; }
   bool graphs_enabled() const { return opts_.graphs && vetoes().empty(); }
+  /// Switches decode between graph replay and eager launches (same kernels either way).
+  void set_graphs(bool on) { opts_.graphs = on; }
   std::vector<GraphVeto> vetoes() const;
   const DecodeCounters& counters() const { return counters_; }
   void reset_counters() { counters_ = {}; }
