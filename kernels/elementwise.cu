@@ -41,7 +41,7 @@ __global__ void rmsnorm_rows_kernel(const float* __restrict__ x, const W* __rest
 }
 
 template <typename W>
-__global__ void swiglu_kernel(const float* __restrict__ gu, int n, int hidden, W* __restrict__ out, int ld) {
+__global__ void swiglu_kernel(const W* __restrict__ gu, int n, int hidden, W* __restrict__ out, int ld) {
   const size_t total = static_cast<size_t>(n) * ld;
   for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
@@ -49,7 +49,7 @@ __global__ void swiglu_kernel(const float* __restrict__ gu, int n, int hidden, W
     const int j = static_cast<int>(idx % ld);
     float v = 0.0f;
     if (j < hidden) {
-      const float g = gu[i * 2 * hidden + 2 * j], u = gu[i * 2 * hidden + 2 * j + 1];
+      const float g = dev::to_f32(gu[i * 2 * hidden + 2 * j]), u = dev::to_f32(gu[i * 2 * hidden + 2 * j + 1]);
       v = g / (1.0f + expf(-g)) * u;
     }
     out[idx] = dev::from_f32<W>(v);
@@ -153,12 +153,13 @@ void rmsnorm_rows(DType wtype, const float* x, const void* g, float eps, int n, 
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 
-void swiglu_rows(DType wtype, const float* gu, int n, int hidden, void* out, int ld, cudaStream_t s) {
+void swiglu_rows(DType wtype, const void* gu, int n, int hidden, void* out, int ld, cudaStream_t s) {
   const int blocks = blocks_for(static_cast<size_t>(n) * ld, 256);
   if (wtype == DType::bf16)
-    swiglu_kernel<<<blocks, 256, 0, s>>>(gu, n, hidden, static_cast<__nv_bfloat16*>(out), ld);
+    swiglu_kernel<<<blocks, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(gu), n, hidden,
+                                         static_cast<__nv_bfloat16*>(out), ld);
   else
-    swiglu_kernel<<<blocks, 256, 0, s>>>(gu, n, hidden, static_cast<float*>(out), ld);
+    swiglu_kernel<<<blocks, 256, 0, s>>>(static_cast<const float*>(gu), n, hidden, static_cast<float*>(out), ld);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -19,9 +19,9 @@ void embed_rows(DType wtype, const void* table, int ld, int dim, const int* toke
 void rmsnorm_rows(DType wtype, const float* x, const void* g, float eps, int n, int dim, void* out, int ld,
                   cudaStream_t s);
 
-/// gu float32 [n][2*hidden] with (gate_i, up_i) interleaved -> out[i][j] = silu(gate) * up,
+/// gu (weight type) [n][2*hidden] with (gate_i, up_i) interleaved -> out[i][j] = silu(gate) * up,
 /// weight type, row stride ld.
-void swiglu_rows(DType wtype, const float* gu, int n, int hidden, void* out, int ld, cudaStream_t s);
+void swiglu_rows(DType wtype, const void* gu, int n, int hidden, void* out, int ld, cudaStream_t s);
 
 /// *out = index of the largest of v[0..n) (the lowest index wins a tie; NaN never wins).
 void argmax(const float* v, int n, int* out, cudaStream_t s);

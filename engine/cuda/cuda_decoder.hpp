@@ -32,6 +32,7 @@ struct DecoderOptions {
   int max_seq = 0;            ///< KV capacity (tokens)
   bool graphs = true;         ///< capture/replay decode steps
   int veto_layer = -1;        ///< test hook (ATLAS_CUDA_VETO_LAYER): this layer refuses capture
+  int max_prefill_chunk = 1024;  ///< most prompt tokens per prefill pass (longer prompts run in chunks)
 };
 
 /// Host-side tallies of what the decoder asked of the driver (CUPTI measures the same

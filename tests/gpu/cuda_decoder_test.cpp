@@ -35,9 +35,10 @@ double rel_l2(std::span<const float> a, const std::vector<double>& b) {
 /// Prefills `prompt`, then decodes `steps` tokens feeding back the reference's argmax (so both
 /// see the same inputs), checking logits at every position against the reference.
 void check_against_reference(const engine::ModelConfig& cfg, kernels::DType wtype, bool graphs, int prompt_len,
-                             int steps, double tol, bool relative) {
+                             int steps, double tol, bool relative, int prefill_chunk = 1024) {
   auto host = random_model(cfg, 1234);
   DecoderOptions o;
+  o.max_prefill_chunk = prefill_chunk;
   o.wtype = wtype;
   o.max_seq = cfg.max_seq_len;
   o.graphs = graphs;
@@ -80,9 +81,15 @@ TEST_CASE("cuda decoder fp32 matches the float64 reference: Qwen3 shape (qk-norm
   check_against_reference(tiny_qwen3(), kernels::DType::f32, true, 13, 24, 1e-4, false);
 }
 
-TEST_CASE("cuda decoder fp32 across a context bucket boundary (prefill 250, decode to 270) re-captures once") {
+TEST_CASE("cuda decoder fp32 across a context bucket boundary (prefill 250, decode to 270)") {
   ATLAS_REQUIRE_GPU();
   check_against_reference(tiny_qwen3(), kernels::DType::f32, true, 250, 20, 1e-4, false);
+}
+
+TEST_CASE("chunked prefill (chunks of 64 over a 250-token prompt) matches the reference") {
+  ATLAS_REQUIRE_GPU();
+  check_against_reference(tiny_qwen3(), kernels::DType::f32, true, 250, 4, 1e-4, false, 64);
+  check_against_reference(tiny_llama(), kernels::DType::bf16, true, 200, 4, 1e-2, true, 48);
 }
 
 TEST_CASE("cuda decoder bf16 is within bf16 rounding of the reference (relative L2 <= 1e-2)") {
