@@ -88,18 +88,29 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   }
   __syncthreads();  // q in shared memory; the new K/V visible to this block
 
-  // Scores, one thread per key.
+  // Scores, one thread per key; a key's vectors are loaded 8 at a time before use (loads in flight).
+  const int nv = d / V;
   for (int t = threadIdx.x; t < n; t += blockDim.x) {
-    const W* kr = kc + static_cast<size_t>(t0 + t) * d;
+    const uint4* kr = reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + t) * d);
     float dot[kMaxGroup] = {};
-    for (int c = 0; c < d; c += V) {
-      float kv[V];
-      load_vec<W>(kr + c, kv);
+    for (int c0 = 0; c0 < nv; c0 += 8) {
+      uint4 buf[8];
 #pragma unroll
-      for (int j = 0; j < kMaxGroup; ++j) {
-        if (j < G) {
+      for (int u = 0; u < 8; ++u)
+        if (c0 + u < nv) buf[u] = kr[c0 + u];
 #pragma unroll
-          for (int e = 0; e < V; ++e) dot[j] = fmaf(qs[j * d + c + e], kv[e], dot[j]);
+      for (int u = 0; u < 8; ++u) {
+        if (c0 + u < nv) {
+          float kv[V];
+          dev::unpack<W>(buf[u], kv);
+          const float* q = qs + (c0 + u) * V;
+#pragma unroll
+          for (int j = 0; j < kMaxGroup; ++j) {
+            if (j < G) {
+#pragma unroll
+              for (int e = 0; e < V; ++e) dot[j] = fmaf(q[j * d + e], kv[e], dot[j]);
+            }
+          }
         }
       }
     }
@@ -130,15 +141,25 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   const int vi = threadIdx.x % nvec, kg = threadIdx.x / nvec;
   if (kg < nkg) {
     float acc[kMaxGroup][V] = {};
-    for (int t = kg; t < n; t += nkg) {
-      float vv[V];
-      load_vec<W>(vc + static_cast<size_t>(t0 + t) * d + vi * V, vv);
+    for (int t = kg; t < n; t += 4 * nkg) {
+      uint4 buf[4];
 #pragma unroll
-      for (int j = 0; j < kMaxGroup; ++j) {
-        if (j < G) {
-          const float p = ps[j * a.chunk_cap + t];
+      for (int u = 0; u < 4; ++u)
+        if (t + u * nkg < n) buf[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + t + u * nkg) * d + vi * V);
 #pragma unroll
-          for (int e = 0; e < V; ++e) acc[j][e] = fmaf(p, vv[e], acc[j][e]);
+      for (int u = 0; u < 4; ++u) {
+        const int tt = t + u * nkg;
+        if (tt < n) {
+          float vv[V];
+          dev::unpack<W>(buf[u], vv);
+#pragma unroll
+          for (int j = 0; j < kMaxGroup; ++j) {
+            if (j < G) {
+              const float p = ps[j * a.chunk_cap + tt];
+#pragma unroll
+              for (int e = 0; e < V; ++e) acc[j][e] = fmaf(p, vv[e], acc[j][e]);
+            }
+          }
         }
       }
     }
@@ -168,25 +189,36 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   __syncthreads();
   if (!last_block) return;
   __threadfence();
+  // Merge: one warp per head computes each split's weight exp(m_s - M) / L (S <= 32 = lanes),
+  // then every thread combines its outputs over the splits.
+  __shared__ float wts[kMaxGroup][32];
+  for (int j = warp; j < G; j += nwarps) {
+    float m = -INFINITY, l = 0.0f;
+    if (lane < S) {
+      const size_t q = (static_cast<size_t>(g) * S + lane) * G + j;
+      m = __ldcg(&a.part_ml[q * 2]);
+      l = __ldcg(&a.part_ml[q * 2 + 1]);
+    }
+    const float M = dev::warp_max(l > 0.0f ? m : -INFINITY);
+    const float wgt = l > 0.0f ? expf(m - M) : 0.0f;
+    const float L = dev::warp_sum(l * wgt);
+    wts[j][lane] = wgt / L;
+  }
+  __syncthreads();
   W* out = static_cast<W*>(a.out);
   for (int i = threadIdx.x; i < G * d; i += blockDim.x) {
     const int j = i / d;
-    float M = -INFINITY;
-    for (int s = 0; s < S; ++s) {
-      const size_t q = (static_cast<size_t>(g) * S + s) * G + j;
-      if (__ldcg(&a.part_ml[q * 2 + 1]) > 0.0f) M = fmaxf(M, __ldcg(&a.part_ml[q * 2]));
+    float O = 0.0f;
+    for (int s0 = 0; s0 < S; s0 += 8) {
+      float po[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        po[u] = s0 + u < S ? __ldcg(&a.part_o[(static_cast<size_t>(g) * S + s0 + u) * G * d + i]) : 0.0f;
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        if (s0 + u < S) O = fmaf(po[u], wts[j][s0 + u], O);
     }
-    float L = 0.0f, O = 0.0f;
-    for (int s = 0; s < S; ++s) {
-      const size_t q = (static_cast<size_t>(g) * S + s) * G + j;
-      const float l = __ldcg(&a.part_ml[q * 2 + 1]);
-      if (l > 0.0f) {
-        const float w = expf(__ldcg(&a.part_ml[q * 2]) - M);
-        L += l * w;
-        O += __ldcg(&a.part_o[(static_cast<size_t>(g) * S + s) * G * d + i]) * w;
-      }
-    }
-    out[static_cast<size_t>(g) * G * d + i] = dev::from_f32<W>(O / L);
+    out[static_cast<size_t>(g) * G * d + i] = dev::from_f32<W>(O);
   }
   if (threadIdx.x == 0) a.tickets[g] = 0;
 }
@@ -276,6 +308,7 @@ void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_ca
 
 void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
   const int G = a.prep.n_heads / a.prep.n_kv_heads;
+  if (a.n_splits < 1 || a.n_splits > 32) throw KernelError("attention_decode: n_splits must be in [1, 32]");
   if (G > kMaxGroup || a.prep.n_heads % a.prep.n_kv_heads != 0)
     throw KernelError("attention_decode: n_heads / n_kv_heads must be an integer <= 8");
   if (a.prep.head_dim % 8 != 0 || a.prep.head_dim > 512)

@@ -2,6 +2,9 @@
 
 #include <cuda_bf16.h>
 
+#include <algorithm>
+#include <climits>
+
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
@@ -56,38 +59,68 @@ __global__ void swiglu_kernel(const W* __restrict__ gu, int n, int hidden, W* __
   }
 }
 
-__global__ void argmax_kernel(const float* __restrict__ v, int n, int* __restrict__ out) {
-  __shared__ float sv[32];
-  __shared__ int si[32];
-  dev::pdl_trigger();
-  dev::pdl_wait();
-  float best = -INFINITY;
-  int bi = n;  // "none yet": loses every comparison
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const float x = v[i];
-    if (x > best) { best = x; bi = i; }  // strided scan ascends, so '>' keeps the lowest index
-  }
-  auto better = [](float a, int ai, float b, int bi2) { return b > a || (b == a && bi2 < ai); };
+constexpr int kArgmaxBlocks = 128;
+constexpr int kArgmaxThreads = 512;
+
+struct ArgmaxScratch {
+  float val[kArgmaxBlocks];
+  int idx[kArgmaxBlocks];
+  int ticket;
+};
+
+__device__ __forceinline__ void better_of(float& best, int& bi, float ob, int oi) {
+  if (ob > best || (ob == best && oi < bi)) { best = ob; bi = oi; }
+}
+
+/// Block-wide (max, lowest index); result valid in thread 0.
+__device__ __forceinline__ void block_argmax(float& best, int& bi, float* sv, int* si) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-    if (better(best, bi, ob, oi)) { best = ob; bi = oi; }
-  }
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int o = 16; o > 0; o >>= 1)
+    better_of(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
   if (lane == 0) { sv[warp] = best; si[warp] = bi; }
   __syncthreads();
   if (warp == 0) {
-    const int nw = blockDim.x >> 5;
     best = lane < nw ? sv[lane] : -INFINITY;
-    bi = lane < nw ? si[lane] : n;
+    bi = lane < nw ? si[lane] : INT_MAX;
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (better(best, bi, ob, oi)) { best = ob; bi = oi; }
-    }
-    if (lane == 0) *out = bi < n ? bi : 0;
+    for (int o = 16; o > 0; o >>= 1)
+      better_of(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+  }
+}
+
+__global__ void __launch_bounds__(kArgmaxThreads)
+argmax_kernel(const float* __restrict__ v, int n, int* __restrict__ out, ArgmaxScratch* __restrict__ scr) {
+  __shared__ float sv[32];
+  __shared__ int si[32];
+  __shared__ bool last;
+  dev::pdl_trigger();
+  dev::pdl_wait();
+  float best = -INFINITY;
+  int bi = INT_MAX;  // "none yet": loses every comparison
+  const int per = (n + gridDim.x - 1) / gridDim.x;
+  const int lo = blockIdx.x * per, hi = min(n, lo + per);
+  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    const float x = v[i];
+    if (x > best) { best = x; bi = i; }  // each thread ascends, so '>' keeps its lowest index
+  }
+  block_argmax(best, bi, sv, si);
+  if (threadIdx.x == 0) {
+    scr->val[blockIdx.x] = best;
+    scr->idx[blockIdx.x] = bi;
+    __threadfence();
+    last = atomicAdd(&scr->ticket, 1) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  best = -INFINITY;
+  bi = INT_MAX;
+  for (int b = threadIdx.x; b < gridDim.x; b += blockDim.x) better_of(best, bi, __ldcg(&scr->val[b]), __ldcg(&scr->idx[b]));
+  block_argmax(best, bi, sv, si);
+  if (threadIdx.x == 0) {
+    *out = bi < n ? bi : 0;
+    scr->ticket = 0;
   }
 }
 
@@ -163,9 +196,12 @@ void swiglu_rows(DType wtype, const void* gu, int n, int hidden, void* out, int 
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 
-void argmax(const float* v, int n, int* out, cudaStream_t s) {
-  launch_pdl(argmax_kernel, dim3(1), dim3(1024), 0, s, v, n, out);
+void argmax(const float* v, int n, int* out, void* scratch, cudaStream_t s) {
+  const int blocks = std::max(1, std::min(kArgmaxBlocks, (n + kArgmaxThreads - 1) / kArgmaxThreads));
+  launch_pdl(argmax_kernel, dim3(blocks), dim3(kArgmaxThreads), 0, s, v, n, out, static_cast<ArgmaxScratch*>(scratch));
 }
+
+std::size_t argmax_scratch_bytes() { return sizeof(ArgmaxScratch); }
 
 void convert_rows(DType wtype, const float* src, int rows, int cols, void* dst, int ld, int pitch, cudaStream_t s) {
   const int blocks = blocks_for(static_cast<size_t>(rows) * ld, 256);

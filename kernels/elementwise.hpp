@@ -3,6 +3,7 @@
 // argmax, weight conversion/padding and on-device synthetic weights.
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/dtype.hpp"
@@ -24,7 +25,10 @@ void rmsnorm_rows(DType wtype, const float* x, const void* g, float eps, int n, 
 void swiglu_rows(DType wtype, const void* gu, int n, int hidden, void* out, int ld, cudaStream_t s);
 
 /// *out = index of the largest of v[0..n) (the lowest index wins a tie; NaN never wins).
-void argmax(const float* v, int n, int* out, cudaStream_t s);
+/// Many blocks scan slices; the last to finish (an atomic ticket) reduces their partials.
+/// `scratch` holds argmax_scratch_bytes(), zeroed once before first use (the kernel leaves it so).
+void argmax(const float* v, int n, int* out, void* scratch, cudaStream_t s);
+std::size_t argmax_scratch_bytes();
 
 /// dst[r * pitch + c] (weight type) = src[r][c] (float32, row stride cols) for c < cols, zero for
 /// cols <= c < ld. pitch >= ld (pitch > ld interleaves two matrices, e.g. gate and up rows).

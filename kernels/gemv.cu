@@ -8,6 +8,10 @@
 
 #include <cuda_bf16.h>
 
+#include <algorithm>
+#include <map>
+#include <mutex>
+
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
@@ -26,31 +30,41 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
-  constexpr int kGroups = kWarps / KSplit;  // row groups per block
-  dev::pdl_trigger();
+  constexpr int kGroups = kWarps / KSplit;  // row pairs a block works on at once
+  constexpr int kStep = 32 * KSplit;
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int group = warp / KSplit, slice = warp % KSplit;
-  const int row0 = (blockIdx.x * kGroups + group) * kRowsPerWarp;
-  const bool active = row0 < rows;
   const int nvec = ld / dev::kVec<W>;
-  constexpr int kStep = 32 * KSplit;
-  const uint4* wr[kRowsPerWarp];
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    const int row = min(row0 + r, rows - 1);  // a missing second row re-reads the first; not stored
-    wr[r] = reinterpret_cast<const uint4*>(w + static_cast<size_t>(row) * ld);
-  }
+  // Persistent grid: block b owns the contiguous pairs [p0, p1), balanced to within one pair.
+  const int pairs = (rows + kRowsPerWarp - 1) / kRowsPerWarp;
+  const int p0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
+  const int p1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
   const int c0 = slice * 32 + lane;
-  // Weights do not depend on earlier kernels: start streaming them before the PDL wait.
+
+  auto row_ptrs = [&](int pair, const uint4** wr) {
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      const int row = min(pair * kRowsPerWarp + r, rows - 1);  // a missing 2nd row re-reads the 1st; not stored
+      wr[r] = reinterpret_cast<const uint4*>(w + static_cast<size_t>(row) * ld);
+    }
+  };
   uint4 wv[kRowsPerWarp][kUnroll];
+  auto load_batch = [&](const uint4* const* wr, int base, bool on) {
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const int c = c0 + u * kStep;
+    for (int u = 0; u < kUnroll; ++u) {
+      const int c = base + u * kStep;
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r)
-      wv[r][u] = (active && c < nvec) ? dev::ld_stream(wr[r] + c) : make_uint4(0, 0, 0, 0);
-  }
+      for (int r = 0; r < kRowsPerWarp; ++r)
+        wv[r][u] = (on && c < nvec) ? dev::ld_stream(wr[r] + c) : make_uint4(0, 0, 0, 0);
+    }
+  };
+
+  // Weights do not depend on earlier kernels: start streaming them before the PDL wait.
+  int pair = p0 + group;
+  const uint4* wr[kRowsPerWarp];
+  row_ptrs(min(pair, pairs - 1), wr);
+  load_batch(wr, c0, pair < p1);
   dev::pdl_wait();
 
   const uint4* xv;
@@ -69,54 +83,60 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
     xv = static_cast<const uint4*>(xin);
   }
 
-  float acc[kRowsPerWarp] = {};
-  for (int base = c0;; ) {
+  for (int step0 = p0; step0 < p1; step0 += kGroups) {
+    pair = step0 + group;
+    const bool active = pair < p1;
+    if (step0 != p0) {
+      row_ptrs(min(pair, pairs - 1), wr);
+      load_batch(wr, c0, active);
+    }
+    // The last step: let the next kernel launch and start its own weight prefetch.
+    if (step0 + kGroups >= p1) dev::pdl_trigger();
+    float acc[kRowsPerWarp] = {};
+    for (int base = c0;;) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int c = base + u * kStep;
-      if (c < nvec) {
-        const uint4 x = xv[c];
+      for (int u = 0; u < kUnroll; ++u) {
+        const int c = base + u * kStep;
+        if (c < nvec) {
+          const uint4 x = xv[c];
 #pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::dot16<W>(wv[r][u], x, acc[r]);
+          for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::dot16<W>(wv[r][u], x, acc[r]);
+        }
       }
+      base += kStep * kUnroll;
+      if (!active || base >= nvec) break;
+      load_batch(wr, base, true);
     }
-    base += kStep * kUnroll;
-    if (!active || base >= nvec) break;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int c = base + u * kStep;
+    for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::warp_sum(acc[r]);
+    if constexpr (KSplit > 1) {
+      // Slices of one pair meet in shared memory, summed in a fixed order (deterministic).
+      if (lane == 0)
 #pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) wv[r][u] = c < nvec ? dev::ld_stream(wr[r] + c) : make_uint4(0, 0, 0, 0);
+        for (int r = 0; r < kRowsPerWarp; ++r) red[warp][r] = acc[r];
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r) {
+        float s = 0.0f;
+#pragma unroll
+        for (int j = 0; j < KSplit; ++j) s += red[group * KSplit + j][r];
+        acc[r] = s;
+      }
+      __syncthreads();
     }
-  }
+    if (lane != 0 || slice != 0 || !active) continue;
+    const int row0 = pair * kRowsPerWarp;
+    if constexpr (Out == GemvOutput::swiglu) {
+      const float g = acc[0], u = acc[1];
+      static_cast<W*>(yout)[pair] = dev::from_f32<W>(g / (1.0f + expf(-g)) * u);
+    } else {
+      float* y = static_cast<float*>(yout);
 #pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::warp_sum(acc[r]);
-  if constexpr (KSplit > 1) {
-    // Slices of one row group meet in shared memory, summed in a fixed order (deterministic).
-    if (lane == 0)
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) red[warp][r] = acc[r];
-    __syncthreads();
-    if (slice != 0) return;
-#pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) {
-      float s = 0.0f;
-#pragma unroll
-      for (int j = 0; j < KSplit; ++j) s += red[group * KSplit + j][r];
-      acc[r] = s;
-    }
-  }
-  if (lane != 0 || !active) return;
-  if constexpr (Out == GemvOutput::swiglu) {
-    const float g = acc[0], u = acc[1];
-    static_cast<W*>(yout)[row0 / 2] = dev::from_f32<W>(g / (1.0f + expf(-g)) * u);
-  } else {
-    float* y = static_cast<float*>(yout);
-#pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) {
-      if (row0 + r >= rows) break;
-      if constexpr (Out == GemvOutput::add) y[row0 + r] += acc[r];
-      else y[row0 + r] = acc[r];
+      for (int r = 0; r < kRowsPerWarp; ++r) {
+        if (row0 + r >= rows) break;
+        if constexpr (Out == GemvOutput::add) y[row0 + r] += acc[r];
+        else y[row0 + r] = acc[r];
+      }
     }
   }
 }
@@ -132,26 +152,50 @@ int sm_count() {
   return g_sm_count;
 }
 
-/// Smallest K split that gives the grid at least three blocks per SM (at most 8).
-int pick_ksplit(int rows) {
-  const int want = 3 * sm_count();
-  int ks = 1;
-  while (ks < 8 && (rows + (kWarps / ks) * kRowsPerWarp - 1) / ((kWarps / ks) * kRowsPerWarp) < want) ks *= 2;
-  return ks;
+/// Resident blocks per SM of a kernel at a dynamic shared-memory size (cached).
+template <typename W, GemvInput In, GemvOutput Out, int KSplit>
+int blocks_per_sm(size_t smem) {
+  static std::mutex mu;
+  static std::map<size_t, int> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(smem);
+  if (it != cache.end()) return it->second;
+  int n = 0;
+  ATLAS_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gemv_kernel<W, In, Out, KSplit>, kWarps * 32, smem));
+  return cache[smem] = std::max(1, n);
 }
 
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 void launch(const GemvArgs& a, cudaStream_t s) {
-  constexpr int rows_per_block = (kWarps / KSplit) * kRowsPerWarp;
-  const int blocks = (a.rows + rows_per_block - 1) / rows_per_block;
   const size_t smem = In == GemvInput::rmsnorm ? static_cast<size_t>(a.ld) * sizeof(W) : 0;
-  launch_pdl(gemv_kernel<W, In, Out, KSplit>, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w),
-             a.rows, a.k, a.ld, a.x, static_cast<const W*>(a.norm), a.eps, a.y);
+  auto kernel = gemv_kernel<W, In, Out, KSplit>;
+  const int pairs = (a.rows + kRowsPerWarp - 1) / kRowsPerWarp;
+  const int blocks = std::min(pairs, sm_count() * blocks_per_sm<W, In, Out, KSplit>(smem));
+  launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
+             static_cast<const W*>(a.norm), a.eps, a.y);
+}
+
+/// K split with the least estimated time for a persistent grid of `grid` blocks: a block does
+/// ceil(pairs per block / (8 / ks)) steps of 1/ks of K each.
+int pick_ksplit(int rows, int grid) {
+  const int pairs = (rows + kRowsPerWarp - 1) / kRowsPerWarp;
+  const int per_block = (pairs + grid - 1) / grid;
+  int best = 1;
+  double best_t = 1e30;
+  for (int ks = 1; ks <= 8; ks *= 2) {
+    const int steps = (per_block + (kWarps / ks) - 1) / (kWarps / ks);
+    const double t = static_cast<double>(steps) / ks;
+    if (t < best_t - 1e-9) { best_t = t; best = ks; }
+  }
+  return best;
 }
 
 template <typename W, GemvInput In, GemvOutput Out>
 void launch_split(const GemvArgs& a, cudaStream_t s) {
-  switch (pick_ksplit(Out == GemvOutput::swiglu ? a.rows : a.rows)) {
+  const size_t smem = In == GemvInput::rmsnorm ? static_cast<size_t>(a.ld) * sizeof(W) : 0;
+  const int grid = sm_count() * blocks_per_sm<W, In, Out, 1>(smem);
+  switch (pick_ksplit(a.rows, grid)) {
     case 1: return launch<W, In, Out, 1>(a, s);
     case 2: return launch<W, In, Out, 2>(a, s);
     case 4: return launch<W, In, Out, 4>(a, s);

@@ -59,7 +59,9 @@ int CudaDecoder::bucket_for(int kv_len) {
   return b;
 }
 
-int CudaDecoder::splits_for(int bucket) { return std::clamp(bucket / 64, 1, 32); }
+// About 32 keys per slice at short contexts (many small blocks: latency-bound), at most 32
+// slices (the merge handles one per lane).
+int CudaDecoder::splits_for(int bucket) { return std::clamp(bucket / 32, 1, 32); }
 
 CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::uint64_t seed) : opts_(opts) {
   const ModelConfig& c = model.config;
@@ -104,6 +106,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   ATLAS_CUDA_CHECK(cudaMemset(attn_, 0, kernels::dtype_size(opts_.wtype) * w_.ld_q));
   ATLAS_CUDA_CHECK(cudaMemset(hb_, 0, kernels::dtype_size(opts_.wtype) * w_.ld_hidden));
   ATLAS_CUDA_CHECK(cudaMemset(tickets_, 0, sizeof(int) * c.n_kv_heads));
+  ATLAS_CUDA_CHECK(cudaMemset(argmax_scratch_, 0, kernels::argmax_scratch_bytes()));
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 
   for (int i = 0; i < c.n_layers; ++i) layer_plans_.push_back({i, i == opts_.veto_layer});
@@ -145,6 +148,7 @@ void CudaDecoder::layout(const ModelConfig& c, Arena& arena) {
   part_o_ = static_cast<float*>(arena.take(sizeof(float) * c.n_kv_heads * 32 * G * c.head_dim));
   part_ml_ = static_cast<float*>(arena.take(sizeof(float) * c.n_kv_heads * 32 * G * 2));
   tickets_ = static_cast<int*>(arena.take(sizeof(int) * c.n_kv_heads));
+  argmax_scratch_ = arena.take(kernels::argmax_scratch_bytes());
   step_d_ = static_cast<Step*>(arena.take(sizeof(Step)));
   token_out_d_ = static_cast<int*>(arena.take(sizeof(int)));
   section(plan_.decode_workspace);
@@ -301,7 +305,7 @@ void CudaDecoder::enqueue_step(int bucket, bool eager) {
   }
   {
     Range r(eager, "sample");
-    kernels::argmax(logits_d_, c.vocab_size, token_out_d_, s);
+    kernels::argmax(logits_d_, c.vocab_size, token_out_d_, argmax_scratch_, s);
     kernel(Stage::sample);
   }
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), token_out_d_, sizeof(int), cudaMemcpyDeviceToHost, s));
@@ -469,7 +473,7 @@ void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits
     }
     {
       Range r(true, "sample");
-      kernels::argmax(logits_d_, c.vocab_size, token_out_d_, s);
+      kernels::argmax(logits_d_, c.vocab_size, token_out_d_, argmax_scratch_, s);
     }
   }
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), token_out_d_, sizeof(int), cudaMemcpyDeviceToHost, s));

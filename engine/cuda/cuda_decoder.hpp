@@ -130,6 +130,7 @@ class CudaDecoder {
   float* part_o_ = nullptr;
   float* part_ml_ = nullptr;
   int* tickets_ = nullptr;
+  void* argmax_scratch_ = nullptr;
   Step* step_d_ = nullptr;
   int* token_out_d_ = nullptr;
   // Prefill workspace.

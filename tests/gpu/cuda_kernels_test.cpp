@@ -124,7 +124,7 @@ TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at
     ATLAS_CUDA_CHECK(cudaMemcpy(dpos.p, &pos, 4, cudaMemcpyHostToDevice));
     int bucket = 256;
     while (bucket < pos + 1) bucket *= 2;
-    const int splits = std::min(32, std::max(1, bucket / 64));
+    const int splits = std::min(32, std::max(1, bucket / 32));
     DecodeAttentionArgs a;
     a.wtype = DType::f32;
     a.prep = {H, KV, d, qn.p, kn.p, 1e-6f, 1e6f, false};
@@ -201,10 +201,20 @@ TEST_CASE("device argmax: lowest index wins a tie") {
   v[150000] = 2.0f;
   Dev<float> dv(v.size());
   Dev<int> out(1);
+  Dev<unsigned char> scratch(argmax_scratch_bytes());
+  ATLAS_CUDA_CHECK(cudaMemset(scratch.p, 0, argmax_scratch_bytes()));
   ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
-  argmax(dv.p, static_cast<int>(v.size()), out.p, nullptr);
+  for (int rep = 0; rep < 3; ++rep) {  // the ticket must reset between launches
+    argmax(dv.p, static_cast<int>(v.size()), out.p, scratch.p, nullptr);
+    int got = -1;
+    ATLAS_CUDA_CHECK(cudaMemcpy(&got, out.p, 4, cudaMemcpyDeviceToHost));
+    CHECK(got == 3000);
+  }
+  v[3000] = 1.0f;  // now 70000 and 150000 tie; 70000 is lower
+  ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+  argmax(dv.p, static_cast<int>(v.size()), out.p, scratch.p, nullptr);
   int got = -1;
   ATLAS_CUDA_CHECK(cudaMemcpy(&got, out.p, 4, cudaMemcpyDeviceToHost));
-  CHECK(got == 3000);
+  CHECK(got == 70000);
 }
 #endif  // ATLAS_HAVE_CUDA
