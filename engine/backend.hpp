@@ -47,11 +47,21 @@ class Backend {
   virtual StageTimer& stage_timer() { return timer_; }
   virtual std::vector<GraphVeto> decode_graph_vetoes() const { return {}; }
 
+  /// BackendOptions::inject_decode_delay_us, which Session busy-waits per decoded token.
+  /// make_backend() sets it for every backend it creates.
+  int inject_decode_delay_us() const { return inject_decode_delay_us_; }
+  void set_inject_decode_delay_us(int us) { inject_decode_delay_us_ = us < 0 ? 0 : us; }
+
  protected:
   StageTimer timer_;
+  int inject_decode_delay_us_ = 0;
 };
 
 /// Creates the named backend ("cpu" or "cuda"); throws EngineError for a backend not built in.
 std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& opts);
+
+/// `base` with the environment applied: ATLAS_NO_DECODE_GRAPHS=1 sets decode_graphs = false;
+/// ATLAS_THREADS=N (N >= 1) sets threads. Throws EngineError for a malformed ATLAS_THREADS.
+BackendOptions backend_options_from_env(BackendOptions base);
 
 }  // namespace atlas::engine

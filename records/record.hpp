@@ -57,6 +57,7 @@ struct Record {
   nlohmann::json verdicts = nullptr;                ///< per-metric gate verdicts when gated
   bool valid = true;                                ///< false when the run failed (reason below)
   std::string invalid_reason;
+  std::vector<std::string> merged_from;             ///< run_ids of the shards this record merges (else empty)
 };
 
 }  // namespace atlas::records

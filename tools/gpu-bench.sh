@@ -38,10 +38,15 @@ targets=(atlas_tests_gpu atlas-cuda-bench)
 if grep -q "atlas-decode-anatomy" "$BUILD/build.ninja" 2>/dev/null; then targets+=(atlas-decode-anatomy); fi
 cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 3; }
 
+log "hugging face reference (tests/gpu/hf_reference.py)"
+HF_DIR=${HF_DIR:-/tmp/atlas-hf-ref}
+PYTHONUNBUFFERED=1 python3 tests/gpu/hf_reference.py "$HF_DIR" > "$OUT/hf-reference.log" 2>&1 || echo "hf_reference.py failed (see hf-reference.log); the HF parity test will skip" | tee -a "$OUT/summary.txt"
+tail -3 "$OUT/hf-reference.log" | tee -a "$OUT/summary.txt"
+
 log "gpu tests"
-ATLAS_DATA_DIR="$DATA" "$BUILD/tests/atlas_tests_gpu" > "$OUT/gpu-tests.log" 2>&1
+ATLAS_DATA_DIR="$DATA" ATLAS_HF_REF_DIR="$HF_DIR" "$BUILD/tests/atlas_tests_gpu" > "$OUT/gpu-tests.log" 2>&1
 echo "gpu tests exit $?" | tee -a "$OUT/summary.txt"
-grep -E "ERROR|FAILED|test cases|assertions" "$OUT/gpu-tests.log" | head -40 | tee -a "$OUT/summary.txt"
+grep -E "ERROR|FAILED|test cases|assertions|MESSAGE|relative L2|greedy tokens|logit difference" "$OUT/gpu-tests.log" | head -60 | tee -a "$OUT/summary.txt"
 
 log "decode benchmark"
 "$BUILD/suites/atlas-cuda-bench" --out "$OUT/cuda-bench.json" ${BENCH_ARGS:-} 2>&1 | tee -a "$OUT/summary.txt"

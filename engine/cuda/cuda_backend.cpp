@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "common/clock.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
 
 namespace atlas::engine {
@@ -16,22 +15,21 @@ bool env_flag(const char* name) {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const Model& model, const BackendOptions& opts) : opts_(opts), decoder_(model, decoder_options(model, opts), model.source.seed) {}
+  // The per-token delay test hook (inject_decode_delay_us) is applied by Session for every backend.
+  CudaBackend(const Model& model, const BackendOptions& opts)
+      : opts_(opts), decoder_(model, decoder_options(model, opts), model.source.seed) {}
 
   std::string_view name() const override { return "cuda"; }
   int max_seq_len() const override { return decoder_.max_seq(); }
 
   std::span<const float> forward(std::span<const int> tokens, int pos) override {
     decoder_.run(tokens, pos, true);
-    if (tokens.size() == 1) delay();
     return decoder_.logits();
   }
 
   int forward_sample(std::span<const int> tokens, int pos, Sampler& sampler) override {
     if (!sampler.params().greedy()) return sampler.sample(forward(tokens, pos));
-    const int token = decoder_.run(tokens, pos, false);
-    if (tokens.size() == 1) delay();
-    return token;
+    return decoder_.run(tokens, pos, false);
   }
 
   std::vector<GraphVeto> decode_graph_vetoes() const override { return decoder_.vetoes(); }
@@ -46,13 +44,6 @@ class CudaBackend final : public Backend {
     d.graphs = opts.decode_graphs && !env_flag("ATLAS_NO_DECODE_GRAPHS");
     if (const char* v = std::getenv("ATLAS_CUDA_VETO_LAYER"); v && *v) d.veto_layer = std::atoi(v);
     return d;
-  }
-  /// The documented test hook: a planted per-token slowdown (busy-wait, as the CPU backend).
-  void delay() const {
-    if (opts_.inject_decode_delay_us <= 0) return;
-    const std::int64_t until = atlas::now_ns() + static_cast<std::int64_t>(opts_.inject_decode_delay_us) * 1000;
-    while (atlas::now_ns() < until) {
-    }
   }
 
   BackendOptions opts_;

@@ -313,6 +313,7 @@ void CudaDecoder::enqueue_step(int bucket, bool eager) {
 }
 
 int CudaDecoder::decode(int token, int pos, bool want_logits) {
+  if (observer_) observer_(true);
   Range step_range(true, "decode_step");
   Step* st = step_h_.as<Step>();
   st->token = token;
@@ -356,6 +357,7 @@ int CudaDecoder::decode(int token, int pos, bool want_logits) {
     counters_.d2h_bytes += sizeof(float) * w_.config.vocab_size;
   }
   sync();
+  if (observer_) observer_(false);
   return *token_h_.as<int>();
 }
 

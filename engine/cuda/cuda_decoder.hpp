@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,6 +85,9 @@ class CudaDecoder {
   bool graphs_enabled() const { return opts_.graphs && vetoes().empty(); }
   /// Switches decode between graph replay and eager launches (same kernels either way).
   void set_graphs(bool on) { opts_.graphs = on; }
+  /// Called with true before and false after each decode step (after its host sync): lets a
+  /// tracer cut its trace into per-token windows. Empty function: none.
+  void set_step_observer(std::function<void(bool)> observer) { observer_ = std::move(observer); }
   std::vector<GraphVeto> vetoes() const;
   const DecodeCounters& counters() const { return counters_; }
   void reset_counters() { counters_ = {}; }
@@ -151,6 +155,7 @@ class CudaDecoder {
   std::map<int, Captured> graphs_;
   std::vector<Stage> step_stages_;
   DecodeCounters counters_;
+  std::function<void(bool)> observer_;
 };
 
 }  // namespace atlas::engine::cuda

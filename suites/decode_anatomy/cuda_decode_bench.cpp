@@ -8,27 +8,13 @@
 
 #include "common/clock.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
+#include "engine/formats/presets.hpp"
 #include "kernels/check.hpp"
 
 namespace atlas::suites {
 
-engine::ModelConfig qwen3_8b_config() {
-  engine::ModelConfig c;
-  c.arch = engine::Arch::qwen3;
-  c.name = "qwen3-8b";
-  c.dim = 4096; c.hidden_dim = 12288; c.n_layers = 36; c.n_heads = 32; c.n_kv_heads = 8; c.head_dim = 128;
-  c.vocab_size = 151936; c.max_seq_len = 40960; c.rms_eps = 1e-6f; c.rope_theta = 1000000.0f;
-  c.rope_layout = engine::RopeLayout::half; c.tied_embeddings = false; c.qk_norm = true;
-  return c;
-}
-
-engine::ModelConfig qwen3_0_6b_config() {
-  engine::ModelConfig c = qwen3_8b_config();
-  c.name = "qwen3-0.6b";
-  c.dim = 1024; c.hidden_dim = 3072; c.n_layers = 28; c.n_heads = 16; c.n_kv_heads = 8;
-  c.tied_embeddings = true;
-  return c;
-}
+engine::ModelConfig qwen3_8b_config() { return engine::find_preset("qwen3-8b").config; }
+engine::ModelConfig qwen3_0_6b_config() { return engine::find_preset("qwen3-0.6b").config; }
 
 namespace {
 

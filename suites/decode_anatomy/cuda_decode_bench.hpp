@@ -11,7 +11,7 @@
 
 namespace atlas::suites {
 
-/// Preset shapes (Hugging Face config.json of Qwen/Qwen3-8B and Qwen/Qwen3-0.6B).
+/// The engine's presets of those names (dimensions of Qwen/Qwen3-8B and Qwen/Qwen3-0.6B).
 engine::ModelConfig qwen3_8b_config();
 engine::ModelConfig qwen3_0_6b_config();
 

@@ -1,6 +1,6 @@
 // atlas-cuda-bench: decode tok/s, % of the copy-bandwidth roofline and TTFT of the CUDA backend on
 // synthetic Qwen3-8B / Qwen3-0.6B weights (batch 1). Usage:
-//   atlas-cuda-bench [--out FILE.json] [--models qwen3-8b,qwen3-0.6b] [--prompt N] [--new N]
+//   atlas-cuda-bench [--out FILE.json] [--models qwen3-0.6b,qwen3-8b (engine presets)] [--prompt N] [--new N]
 //                    [--ttft-prompt N] [--repeats N] [--fp32] [--no-anatomy] [--anatomy-tokens N]
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "engine/formats/presets.hpp"
 #include "suites/decode_anatomy/cuda_anatomy.hpp"
 #include "suites/decode_anatomy/cuda_decode_bench.hpp"
 
@@ -46,10 +47,7 @@ int main(int argc, char** argv) {
       const std::string m = models.substr(p, q == std::string::npos ? std::string::npos : q - p);
       p = q == std::string::npos ? models.size() + 1 : q + 1;
       if (m.empty()) continue;
-      atlas::engine::ModelConfig c;
-      if (m == "qwen3-8b") c = qwen3_8b_config();
-      else if (m == "qwen3-0.6b") c = qwen3_0_6b_config();
-      else { std::fprintf(stderr, "unknown model %s\n", m.c_str()); return 3; }
+      const atlas::engine::ModelConfig c = atlas::engine::find_preset(m).config;  // any engine preset
       CudaDecodeBenchOptions o = opts;
       if (m != "qwen3-8b") o.ttft_prompt_tokens = 0;
       all["models"][m] = run_cuda_decode_bench(c, o, bw);

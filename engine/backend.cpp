@@ -1,0 +1,49 @@
+#include "engine/backend.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "engine/cpu/cpu_backend.hpp"
+#include "engine/error.hpp"
+
+#ifdef ATLAS_HAVE_CUDA
+#include "engine/cuda/cuda_backend.hpp"
+#endif
+
+namespace atlas::engine {
+
+std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& opts) {
+  if (opts.inject_decode_delay_us < 0) {
+    throw EngineError("backend option inject_decode_delay_us = " + std::to_string(opts.inject_decode_delay_us) +
+                      " is invalid (must be >= 0)");
+  }
+  std::unique_ptr<Backend> b;
+  if (opts.name == "cpu") {
+    b = std::make_unique<cpu::CpuBackend>(model, opts);
+  } else if (opts.name == "cuda") {
+#ifdef ATLAS_HAVE_CUDA
+    b = make_cuda_backend(model, opts);
+#else
+    throw EngineError("backend 'cuda' is not built in (this build has no CUDA toolkit; configure with nvcc available and -DATLAS_CUDA=ON)");
+#endif
+  } else {
+    throw EngineError("backend '" + opts.name + "' is unknown (expected 'cpu' or 'cuda')");
+  }
+  b->set_inject_decode_delay_us(opts.inject_decode_delay_us);
+  return b;
+}
+
+BackendOptions backend_options_from_env(BackendOptions base) {
+  if (const char* g = std::getenv("ATLAS_NO_DECODE_GRAPHS"); g && std::string(g) == "1") base.decode_graphs = false;
+  if (const char* t = std::getenv("ATLAS_THREADS"); t && *t) {
+    char* end = nullptr;
+    const long v = std::strtol(t, &end, 10);
+    if (*end != '\0' || v < 1 || v > 4096) {
+      throw EngineError(std::string("environment variable ATLAS_THREADS = '") + t + "' is invalid (must be an integer >= 1)");
+    }
+    base.threads = static_cast<int>(v);
+  }
+  return base;
+}
+
+}  // namespace atlas::engine

@@ -1,0 +1,38 @@
+#pragma once
+// Matrix multiplication of a batch of activations by a row-major weight matrix: the one kernel
+// that decides CPU decode speed. Decode (n = 1) streams every weight once and is bound by memory
+// bandwidth; prefill (n > 1) reuses each block of weight rows across all tokens from cache, so
+// it costs fewer bytes per token.
+#include <initializer_list>
+
+#include "engine/cpu/thread_pool.hpp"
+
+namespace atlas::engine::cpu {
+
+/// y[t][o] = sum_i w[o][i] * x[t][i] for t < n, o < out (llama2.c matmul(), batched).
+/// Shapes: w [out][in], x [n][in], y [n][out]. Uses AVX2+FMA when the CPU has it (checked at
+/// run time), else portable code with the same blocking.
+void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, int in, int out);
+
+/// One product of a fused matmul: y [n][out] = x W^T with w [out][in].
+struct MatmulOut {
+  float* y;
+  const float* w;
+  int out;
+};
+
+/// Several products of the same x (e.g. Q, K and V; gate and up) in one parallel dispatch, so
+/// the workers wake once instead of once per matrix.
+void matmul_fused(ThreadPool& pool, const float* x, int n, int in, std::initializer_list<MatmulOut> products);
+
+/// sum_i a[i] * b[i] (AVX2+FMA when available).
+float dot(const float* a, const float* b, int n);
+
+/// True when the AVX2+FMA kernels are in use.
+bool matmul_uses_avx2();
+
+/// Selects the AVX2+FMA kernels (default, when the CPU has them) or the portable ones, so tests
+/// cover both; not thread-safe against running matmuls. Returns false when `on` is impossible.
+bool set_matmul_avx2(bool on);
+
+}  // namespace atlas::engine::cpu

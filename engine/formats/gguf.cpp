@@ -1,0 +1,460 @@
+#include "engine/formats/gguf.hpp"
+
+#include <cstring>
+#include <limits>
+
+#include "engine/error.hpp"
+#include "engine/formats/weight_builder.hpp"
+#include "engine/tokenizer/bpe.hpp"
+#include "engine/tokenizer/spm.hpp"
+
+namespace atlas::engine {
+
+const char* to_string(GgufType t) {
+  switch (t) {
+    case GgufType::uint8: return "uint8";
+    case GgufType::int8: return "int8";
+    case GgufType::uint16: return "uint16";
+    case GgufType::int16: return "int16";
+    case GgufType::uint32: return "uint32";
+    case GgufType::int32: return "int32";
+    case GgufType::float32: return "float32";
+    case GgufType::boolean: return "bool";
+    case GgufType::string: return "string";
+    case GgufType::array: return "array";
+    case GgufType::uint64: return "uint64";
+    case GgufType::int64: return "int64";
+    case GgufType::float64: return "float64";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kMaxArrayDepth = 8;  // arrays of arrays: deeper nesting is not a real file
+
+const char* ggml_type_name(std::uint32_t t) {
+  static const char* names[] = {"F32",  "F16",  "Q4_0", "Q4_1", "Q4_2", "Q4_3", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K",
+                                "Q5_K", "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
+                                "I8",   "I16",  "I32",  "I64",  "F64",  "IQ1_M", "BF16"};
+  return t < std::size(names) ? names[t] : "unknown";
+}
+
+/// Bounds-checked little-endian reader over the mapped file.
+class Cursor {
+ public:
+  Cursor(std::span<const std::byte> b, const std::filesystem::path& p) : b_(b), path_(p) {}
+  std::uint64_t pos() const { return pos_; }
+  std::uint64_t remaining() const { return b_.size() - pos_; }
+  void set_field(std::string f) { field_ = std::move(f); }
+  const std::string& field() const { return field_; }
+
+  [[noreturn]] void fail(const std::string& what) const { throw EngineError(path_.string() + ": GGUF " + field_ + ": " + what); }
+
+  template <class T>
+  T read() {
+    need(sizeof(T), "a " + std::to_string(sizeof(T)) + "-byte value");
+    T v;
+    std::memcpy(&v, b_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string read_string() {
+    const auto len = read<std::uint64_t>();
+    if (len > remaining())
+      fail("string length " + std::to_string(len) + " at byte offset " + std::to_string(pos_ - 8) + " runs past the end of the file (" +
+           std::to_string(b_.size()) + " bytes)");
+    std::string s(reinterpret_cast<const char*>(b_.data() + pos_), len);
+    pos_ += len;
+    return s;
+  }
+
+ private:
+  void need(std::uint64_t n, const std::string& what) {
+    if (n > remaining())
+      fail("file truncated: " + what + " at byte offset " + std::to_string(pos_) + " runs past the end of the file (" + std::to_string(b_.size()) +
+           " bytes)");
+  }
+  std::span<const std::byte> b_;
+  const std::filesystem::path& path_;
+  std::uint64_t pos_ = 0;
+  std::string field_ = "header";
+};
+
+std::uint64_t min_value_bytes(GgufType t) {
+  switch (t) {
+    case GgufType::uint8: case GgufType::int8: case GgufType::boolean: return 1;
+    case GgufType::uint16: case GgufType::int16: return 2;
+    case GgufType::uint32: case GgufType::int32: case GgufType::float32: return 4;
+    case GgufType::uint64: case GgufType::int64: case GgufType::float64: case GgufType::string: return 8;
+    case GgufType::array: return 12;
+  }
+  return 1;
+}
+
+GgufType read_type(Cursor& c) {
+  const auto t = c.read<std::uint32_t>();
+  if (t > static_cast<std::uint32_t>(GgufType::float64)) c.fail("unknown value type " + std::to_string(t) + " (known: 0..12)");
+  return static_cast<GgufType>(t);
+}
+
+GgufValue read_value(Cursor& c, GgufType t, int depth) {
+  GgufValue v;
+  v.type = t;
+  switch (t) {
+    case GgufType::uint8: v.value = std::uint64_t{c.read<std::uint8_t>()}; break;
+    case GgufType::int8: v.value = std::int64_t{c.read<std::int8_t>()}; break;
+    case GgufType::uint16: v.value = std::uint64_t{c.read<std::uint16_t>()}; break;
+    case GgufType::int16: v.value = std::int64_t{c.read<std::int16_t>()}; break;
+    case GgufType::uint32: v.value = std::uint64_t{c.read<std::uint32_t>()}; break;
+    case GgufType::int32: v.value = std::int64_t{c.read<std::int32_t>()}; break;
+    case GgufType::float32: v.value = double{c.read<float>()}; break;
+    case GgufType::uint64: v.value = c.read<std::uint64_t>(); break;
+    case GgufType::int64: v.value = c.read<std::int64_t>(); break;
+    case GgufType::float64: v.value = c.read<double>(); break;
+    case GgufType::boolean: {
+      const auto b = c.read<std::uint8_t>();
+      if (b > 1) c.fail("bool value " + std::to_string(b) + " (must be 0 or 1)");
+      v.value = b != 0;
+      break;
+    }
+    case GgufType::string: v.value = c.read_string(); break;
+    case GgufType::array: {
+      if (depth >= kMaxArrayDepth) c.fail("arrays nested deeper than " + std::to_string(kMaxArrayDepth));
+      GgufValue::Array a;
+      a.elem_type = read_type(c);
+      const auto n = c.read<std::uint64_t>();
+      if (n > c.remaining() / min_value_bytes(a.elem_type))
+        c.fail("array length " + std::to_string(n) + " of " + to_string(a.elem_type) + " cannot fit in the " + std::to_string(c.remaining()) +
+               " bytes left in the file");
+      a.items.reserve(n);
+      for (std::uint64_t i = 0; i < n; ++i) a.items.push_back(read_value(c, a.elem_type, depth + 1));
+      v.value = std::move(a);
+      break;
+    }
+  }
+  return v;
+}
+
+std::string value_str(const GgufValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
+        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, GgufValue::Array>) return "array[" + std::to_string(x.items.size()) + "]";
+        else return std::to_string(x);
+      },
+      v.value);
+}
+
+}  // namespace
+
+const GgufValue* GgufFile::find(const std::string& key) const {
+  auto it = metadata.find(key);
+  return it == metadata.end() ? nullptr : &it->second;
+}
+
+namespace {
+[[noreturn]] void key_error(const GgufFile& f, const std::string& key, const std::string& what) {
+  throw EngineError(f.path.string() + ": GGUF metadata key '" + key + "': " + what);
+}
+const GgufValue& need_key(const GgufFile& f, const std::string& key) {
+  const GgufValue* v = f.find(key);
+  if (!v) key_error(f, key, "missing");
+  return *v;
+}
+}  // namespace
+
+std::uint64_t GgufFile::get_uint(const std::string& key) const {
+  const GgufValue& v = need_key(*this, key);
+  if (auto* u = std::get_if<std::uint64_t>(&v.value)) return *u;
+  if (auto* i = std::get_if<std::int64_t>(&v.value); i && *i >= 0) return static_cast<std::uint64_t>(*i);
+  key_error(*this, key, std::string("expected a non-negative integer, got ") + to_string(v.type) + " " + value_str(v));
+}
+
+double GgufFile::get_float(const std::string& key) const {
+  const GgufValue& v = need_key(*this, key);
+  if (auto* d = std::get_if<double>(&v.value)) return *d;
+  if (auto* u = std::get_if<std::uint64_t>(&v.value)) return static_cast<double>(*u);
+  if (auto* i = std::get_if<std::int64_t>(&v.value)) return static_cast<double>(*i);
+  key_error(*this, key, std::string("expected a number, got ") + to_string(v.type) + " " + value_str(v));
+}
+
+std::string GgufFile::get_string(const std::string& key) const {
+  const GgufValue& v = need_key(*this, key);
+  if (auto* s = std::get_if<std::string>(&v.value)) return *s;
+  key_error(*this, key, std::string("expected a string, got ") + to_string(v.type) + " " + value_str(v));
+}
+
+bool GgufFile::get_bool(const std::string& key) const {
+  const GgufValue& v = need_key(*this, key);
+  if (auto* b = std::get_if<bool>(&v.value)) return *b;
+  key_error(*this, key, std::string("expected a bool, got ") + to_string(v.type) + " " + value_str(v));
+}
+
+const GgufValue::Array& GgufFile::get_array(const std::string& key) const {
+  const GgufValue& v = need_key(*this, key);
+  if (auto* a = std::get_if<GgufValue::Array>(&v.value)) return *a;
+  key_error(*this, key, std::string("expected an array, got ") + to_string(v.type) + " " + value_str(v));
+}
+
+std::span<const std::byte> GgufFile::tensor_data(const GgufTensorInfo& t) const {
+  return map->bytes().subspan(static_cast<std::size_t>(data_offset + t.offset), static_cast<std::size_t>(t.nbytes));
+}
+
+GgufFile read_gguf(const std::filesystem::path& path) {
+  GgufFile f;
+  f.path = path;
+  f.map = MappedFile::open_shared(path);
+  const auto bytes = f.map->bytes();
+  Cursor c(bytes, f.path);
+
+  c.set_field("header field 'magic'");
+  if (bytes.size() < 4 || std::memcmp(bytes.data(), "GGUF", 4) != 0) {
+    std::string got;
+    for (std::size_t i = 0; i < std::min<std::size_t>(4, bytes.size()); ++i) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "%02x", static_cast<unsigned>(bytes[i]));
+      got += buf;
+    }
+    c.fail("expected \"GGUF\" (47475546), got " + (got.empty() ? std::string("an empty file") : got));
+  }
+  c.read<std::uint32_t>();
+  c.set_field("header field 'version'");
+  f.version = c.read<std::uint32_t>();
+  if (f.version != 2 && f.version != 3) c.fail(std::to_string(f.version) + " is not supported (supported: 2, 3)");
+  c.set_field("header field 'tensor_count'");
+  const auto n_tensors = c.read<std::uint64_t>();
+  c.set_field("header field 'metadata_kv_count'");
+  const auto n_kv = c.read<std::uint64_t>();
+  // Each key/value takes at least 13 bytes (8 length + 1 key byte + 4 type) and each tensor
+  // info at least 28: a count that cannot fit in the file is corrupt.
+  if (n_kv > c.remaining() / 13) c.fail(std::to_string(n_kv) + " key/values cannot fit in the " + std::to_string(bytes.size()) + "-byte file");
+  c.set_field("header field 'tensor_count'");
+  if (n_tensors > c.remaining() / 28) c.fail(std::to_string(n_tensors) + " tensors cannot fit in the " + std::to_string(bytes.size()) + "-byte file");
+
+  for (std::uint64_t i = 0; i < n_kv; ++i) {
+    c.set_field("metadata key #" + std::to_string(i));
+    std::string key = c.read_string();
+    c.set_field("metadata key '" + key + "'");
+    const GgufType t = read_type(c);
+    GgufValue v = read_value(c, t, 0);
+    if (!f.metadata.emplace(key, std::move(v)).second) c.fail("duplicate key");
+  }
+  if (const GgufValue* a = f.find("general.alignment")) {
+    c.set_field("metadata key 'general.alignment'");
+    const auto* u = std::get_if<std::uint64_t>(&a->value);
+    if (!u || *u == 0 || (*u & (*u - 1)) != 0 || *u > (1u << 30)) c.fail("alignment " + value_str(*a) + " is not a power of two");
+    f.alignment = *u;
+  }
+
+  for (std::uint64_t i = 0; i < n_tensors; ++i) {
+    c.set_field("tensor info #" + std::to_string(i));
+    GgufTensorInfo t;
+    t.name = c.read_string();
+    c.set_field("tensor '" + t.name + "'");
+    const auto n_dims = c.read<std::uint32_t>();
+    if (n_dims == 0 || n_dims > 4) c.fail("n_dims " + std::to_string(n_dims) + " (must be 1..4)");
+    std::int64_t n = 1;
+    for (std::uint32_t d = 0; d < n_dims; ++d) {
+      const auto ne = c.read<std::int64_t>();
+      if (ne <= 0 || ne > std::numeric_limits<std::int64_t>::max() / n) c.fail("dimension ne[" + std::to_string(d) + "] = " + std::to_string(ne) + " is invalid");
+      n *= ne;
+      t.ne.push_back(ne);
+    }
+    t.ggml_type = c.read<std::uint32_t>();
+    switch (t.ggml_type) {
+      case kGgmlF32: t.dtype = DType::f32; break;
+      case kGgmlF16: t.dtype = DType::f16; break;
+      case kGgmlBF16: t.dtype = DType::bf16; break;
+      case kGgmlQ8_0: t.dtype = DType::q8_0; break;
+      default:
+        c.fail(std::string("type ") + std::to_string(t.ggml_type) + " (" + ggml_type_name(t.ggml_type) + ") is not supported (supported: F32, F16, BF16, Q8_0)");
+    }
+    const auto nbytes = storage_bytes(t.dtype, n);
+    if (!nbytes || t.ne[0] % block_elements(t.dtype) != 0)
+      c.fail(std::string("row length ne[0] = ") + std::to_string(t.ne[0]) + " is not a multiple of the " + to_string(t.dtype) + " block size");
+    t.nbytes = static_cast<std::uint64_t>(*nbytes);
+    t.offset = c.read<std::uint64_t>();
+    if (t.offset % f.alignment != 0) c.fail("offset " + std::to_string(t.offset) + " is not a multiple of the alignment " + std::to_string(f.alignment));
+    f.tensors.push_back(std::move(t));
+  }
+  c.set_field("data section");
+  f.data_offset = (c.pos() + f.alignment - 1) / f.alignment * f.alignment;
+  if (f.data_offset > bytes.size() && !f.tensors.empty())
+    c.fail("starts at byte " + std::to_string(f.data_offset) + ", past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
+  for (const auto& t : f.tensors) {
+    const std::uint64_t avail = bytes.size() - std::min<std::uint64_t>(bytes.size(), f.data_offset);
+    if (t.offset > avail || t.nbytes > avail - t.offset) {
+      c.set_field("tensor '" + t.name + "'");
+      c.fail("data at offset " + std::to_string(t.offset) + " + " + std::to_string(t.nbytes) + " bytes (absolute " + std::to_string(f.data_offset + t.offset) +
+             ") runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
+    }
+  }
+  return f;
+}
+
+namespace {
+
+/// Reverses GGUF's ne0-first order into row-major outermost-first.
+std::vector<std::int64_t> row_major(const std::vector<std::int64_t>& ne) { return {ne.rbegin(), ne.rend()}; }
+
+int config_int(const GgufFile& f, const std::string& key) {
+  const auto v = f.get_uint(key);
+  if (v == 0 || v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) key_error(f, key, "value " + std::to_string(v) + " is out of range");
+  return static_cast<int>(v);
+}
+
+std::vector<std::string> string_array(const GgufFile& f, const std::string& key) {
+  const auto& a = f.get_array(key);
+  if (a.elem_type != GgufType::string) key_error(f, key, std::string("expected an array of string, got an array of ") + to_string(a.elem_type));
+  std::vector<std::string> out;
+  out.reserve(a.items.size());
+  for (const auto& v : a.items) out.push_back(std::get<std::string>(v.value));
+  return out;
+}
+
+std::optional<int> optional_id(const GgufFile& f, const std::string& key, std::size_t n_tokens) {
+  if (!f.find(key)) return std::nullopt;
+  const auto v = f.get_uint(key);
+  if (v == 0xFFFFFFFFu) return std::nullopt;  // llama.cpp writes -1 as u32 for "none"
+  if (v >= n_tokens) key_error(f, key, "id " + std::to_string(v) + " is outside the " + std::to_string(n_tokens) + "-token vocabulary");
+  return static_cast<int>(v);
+}
+
+std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
+  if (!f.find("tokenizer.ggml.model")) return nullptr;
+  const std::string kind = f.get_string("tokenizer.ggml.model");
+  std::vector<std::string> tokens = string_array(f, "tokenizer.ggml.tokens");
+  std::vector<int> types;
+  if (f.find("tokenizer.ggml.token_type")) {
+    const auto& a = f.get_array("tokenizer.ggml.token_type");
+    if (a.items.size() != tokens.size())
+      key_error(f, "tokenizer.ggml.token_type", "has " + std::to_string(a.items.size()) + " entries for " + std::to_string(tokens.size()) + " tokens");
+    for (const auto& v : a.items) {
+      if (auto* i = std::get_if<std::int64_t>(&v.value)) types.push_back(static_cast<int>(*i));
+      else if (auto* u = std::get_if<std::uint64_t>(&v.value)) types.push_back(static_cast<int>(*u));
+      else key_error(f, "tokenizer.ggml.token_type", std::string("expected integers, got ") + to_string(v.type));
+    }
+  }
+  if (kind == "llama") {
+    SpmVocab v;
+    const auto& sa = f.get_array("tokenizer.ggml.scores");
+    if (sa.items.size() != tokens.size())
+      key_error(f, "tokenizer.ggml.scores", "has " + std::to_string(sa.items.size()) + " entries for " + std::to_string(tokens.size()) + " tokens");
+    for (const auto& s : sa.items) {
+      auto* d = std::get_if<double>(&s.value);
+      if (!d) key_error(f, "tokenizer.ggml.scores", std::string("expected floats, got ") + to_string(s.type));
+      v.scores.push_back(static_cast<float>(*d));
+    }
+    // SentencePiece marks word starts with U+2581; llama2.c's tok*.bin (and our SPM tokenizer)
+    // use a plain space.
+    for (auto& t : tokens) {
+      std::string spaced;
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t.compare(i, 3, "\xE2\x96\x81") == 0) {
+          spaced += ' ';
+          i += 2;
+        } else {
+          spaced += t[i];
+        }
+      }
+      t = std::move(spaced);
+    }
+    v.pieces = std::move(tokens);
+    v.types = types.empty() ? std::vector<int>(v.pieces.size(), 1) : std::move(types);
+    v.bos = optional_id(f, "tokenizer.ggml.bos_token_id", v.pieces.size()).value_or(-1);
+    v.eos = optional_id(f, "tokenizer.ggml.eos_token_id", v.pieces.size()).value_or(-1);
+    v.unk = optional_id(f, "tokenizer.ggml.unknown_token_id", v.pieces.size()).value_or(-1);
+    if (f.find("tokenizer.ggml.add_space_prefix")) v.add_space_prefix = f.get_bool("tokenizer.ggml.add_space_prefix");
+    return make_spm_tokenizer(std::move(v));
+  }
+  if (kind == "gpt2") {
+    BpeVocab v;
+    const std::string pre_name = f.find("tokenizer.ggml.pre") ? f.get_string("tokenizer.ggml.pre") : "default";
+    const auto pre = pre_tokenizer_from_gguf_name(pre_name);
+    if (!pre) key_error(f, "tokenizer.ggml.pre", "\"" + pre_name + "\" has no split rule here (supported: default, gpt2, llama-bpe, qwen2)");
+    v.pre = *pre;
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      // llama.cpp token types: 3 control, 4 user-defined: matched as whole pieces in the text.
+      if (types[i] == 3 || types[i] == 4) v.added.push_back({tokens[i], static_cast<int>(i), types[i] == 3, false, false, false});
+    }
+    for (const auto& m : string_array(f, "tokenizer.ggml.merges")) {
+      const auto sp = m.find(' ', 1);
+      if (sp == std::string::npos) key_error(f, "tokenizer.ggml.merges", "entry \"" + m + "\" is not \"left right\"");
+      v.merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+    }
+    const auto bos = optional_id(f, "tokenizer.ggml.bos_token_id", tokens.size());
+    const bool add_bos = f.find("tokenizer.ggml.add_bos_token") ? f.get_bool("tokenizer.ggml.add_bos_token") : false;
+    if (add_bos) v.bos = bos;
+    v.eos = optional_id(f, "tokenizer.ggml.eos_token_id", tokens.size());
+    if (auto eot = optional_id(f, "tokenizer.ggml.eot_token_id", tokens.size())) v.extra_stop_ids.push_back(*eot);
+    for (const auto& a : v.added) {
+      if (a.content == "<|im_end|>" || a.content == "<|endoftext|>" || a.content == "<|eot_id|>" || a.content == "<|eom_id|>") v.extra_stop_ids.push_back(a.id);
+    }
+    v.tokens = std::move(tokens);
+    return make_bpe_tokenizer(std::move(v));
+  }
+  key_error(f, "tokenizer.ggml.model", "\"" + kind + "\" is not supported (supported: llama, gpt2)");
+}
+
+}  // namespace
+
+Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
+  GgufFile f = read_gguf(path);
+  Model m;
+  ModelConfig& c = m.config;
+  const std::string arch = f.get_string("general.architecture");
+  if (arch == "llama") {
+    c.arch = Arch::llama;
+    c.rope_layout = RopeLayout::interleaved;
+  } else if (arch == "qwen3") {
+    c.arch = Arch::qwen3;
+    c.rope_layout = RopeLayout::half;
+    c.qk_norm = true;
+  } else {
+    key_error(f, "general.architecture", "\"" + arch + "\" is not supported (supported: llama, qwen3)");
+  }
+  c.name = f.find("general.name") ? f.get_string("general.name") : path.stem().string();
+  c.dim = config_int(f, arch + ".embedding_length");
+  c.hidden_dim = config_int(f, arch + ".feed_forward_length");
+  c.n_layers = config_int(f, arch + ".block_count");
+  c.n_heads = config_int(f, arch + ".attention.head_count");
+  c.n_kv_heads = f.find(arch + ".attention.head_count_kv") ? config_int(f, arch + ".attention.head_count_kv") : c.n_heads;
+  c.head_dim = f.find(arch + ".attention.key_length") ? config_int(f, arch + ".attention.key_length") : c.dim / c.n_heads;
+  if (f.find(arch + ".attention.layer_norm_rms_epsilon")) c.rms_eps = static_cast<float>(f.get_float(arch + ".attention.layer_norm_rms_epsilon"));
+  c.rope_theta = f.find(arch + ".rope.freq_base") ? static_cast<float>(f.get_float(arch + ".rope.freq_base")) : 10000.0f;
+  if (f.find(arch + ".rope.dimension_count") && f.get_uint(arch + ".rope.dimension_count") != static_cast<std::uint64_t>(c.head_dim))
+    key_error(f, arch + ".rope.dimension_count",
+              std::to_string(f.get_uint(arch + ".rope.dimension_count")) + " differs from head_dim " + std::to_string(c.head_dim) + " (partial RoPE is not supported)");
+  c.max_seq_len = opts.max_seq_len > 0 ? opts.max_seq_len : config_int(f, arch + ".context_length");
+
+  TensorTable table;
+  for (const auto& t : f.tensors) {
+    if (!table.emplace(t.name, TensorView{t.dtype, row_major(t.ne), f.tensor_data(t)}).second)
+      throw EngineError(path.string() + ": GGUF tensor '" + t.name + "': duplicate name");
+  }
+  auto emb = table.find("token_embd.weight");
+  if (emb == table.end()) throw EngineError(path.string() + ": tensor token_embd.weight is missing");
+  if (emb->second.shape.size() != 2 || emb->second.shape[0] > std::numeric_limits<int>::max())
+    throw EngineError(path.string() + ": tensor token_embd.weight has " + std::to_string(emb->second.shape.size()) + " dimensions, expected 2");
+  c.vocab_size = static_cast<int>(emb->second.shape[0]);
+  validate_config(c, path);
+  assemble_weights(m, table, path);
+  m.keep_alive(f.map);
+
+  m.tokenizer = gguf_tokenizer(f);
+  m.source.path = path;
+  m.source.format = "gguf";
+  m.source.metadata["gguf.version"] = std::to_string(f.version);
+  for (const auto& [k, v] : f.metadata) {
+    const bool wanted = k.rfind("general.", 0) == 0 || k == "tokenizer.ggml.model" || k == "tokenizer.ggml.pre";
+    if (wanted && !std::holds_alternative<GgufValue::Array>(v.value)) {
+      m.source.metadata[k] = std::holds_alternative<std::string>(v.value) ? std::get<std::string>(v.value) : value_str(v);
+    }
+  }
+  return m;
+}
+
+}  // namespace atlas::engine

@@ -1,0 +1,215 @@
+#include "engine/formats/gguf_writer.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/error.hpp"
+#include "engine/formats/gguf.hpp"
+
+namespace atlas::engine {
+
+void quantize_q8_0_block(const float* x, std::byte* out) {
+  float amax = 0.0f;
+  for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const std::uint16_t dh = f32_to_f16(d);
+  std::memcpy(out, &dh, 2);
+  for (int j = 0; j < 32; ++j) out[2 + j] = static_cast<std::byte>(static_cast<std::int8_t>(std::lround(x[j] * id)));
+}
+
+namespace {
+
+struct Tensor {
+  std::string name;
+  std::vector<std::int64_t> ne;  // GGUF order, ne0 first
+  std::span<const float> values;
+  DType dtype;
+};
+
+class Buf {
+ public:
+  template <class T>
+  void put(T v) {
+    s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void str(const std::string& x) {
+    put<std::uint64_t>(x.size());
+    s_ += x;
+  }
+  void key(const std::string& k, GgufType t) {
+    str(k);
+    put<std::uint32_t>(static_cast<std::uint32_t>(t));
+  }
+  void kv_u32(const std::string& k, std::uint32_t v) { key(k, GgufType::uint32), put(v); }
+  void kv_u64(const std::string& k, std::uint64_t v) { key(k, GgufType::uint64), put(v); }
+  void kv_f32(const std::string& k, float v) { key(k, GgufType::float32), put(v); }
+  void kv_str(const std::string& k, const std::string& v) { key(k, GgufType::string), str(v); }
+  std::string& data() { return s_; }
+
+ private:
+  std::string s_;
+};
+
+std::uint32_t ggml_type(DType t) {
+  switch (t) {
+    case DType::f32: return kGgmlF32;
+    case DType::f16: return kGgmlF16;
+    case DType::bf16: return kGgmlBF16;
+    case DType::q8_0: return kGgmlQ8_0;
+  }
+  return kGgmlF32;
+}
+
+void encode(const Tensor& t, std::string& out) {
+  const std::size_t n = t.values.size();
+  switch (t.dtype) {
+    case DType::f32:
+      out.append(reinterpret_cast<const char*>(t.values.data()), n * 4);
+      return;
+    case DType::f16:
+    case DType::bf16:
+      for (float x : t.values) {
+        const std::uint16_t h = t.dtype == DType::f16 ? f32_to_f16(x) : f32_to_bf16(x);
+        out.append(reinterpret_cast<const char*>(&h), 2);
+      }
+      return;
+    case DType::q8_0: {
+      std::byte blk[34];
+      for (std::size_t i = 0; i < n; i += 32) {
+        quantize_q8_0_block(t.values.data() + i, blk);
+        out.append(reinterpret_cast<const char*>(blk), 34);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void write_gguf(const std::filesystem::path& out, const Model& model, const GgufWriteOptions& opts) {
+  const ModelConfig& c = model.config;
+  const std::string arch = c.arch == Arch::llama ? "llama" : "qwen3";
+  if ((c.arch == Arch::llama && c.rope_layout != RopeLayout::interleaved) || (c.arch == Arch::qwen3 && c.rope_layout != RopeLayout::half) ||
+      c.qk_norm != (c.arch == Arch::qwen3))
+    throw EngineError(out.string() + ": a GGUF " + arch + " model implies RoPE " + (c.arch == Arch::llama ? "interleaved" : "half") +
+                      (c.arch == Arch::qwen3 ? " and q/k norms" : " and no q/k norms") + "; this model differs");
+  if (opts.alignment == 0 || (opts.alignment & (opts.alignment - 1)) != 0)
+    throw EngineError(out.string() + ": alignment " + std::to_string(opts.alignment) + " is not a power of two");
+
+  const std::int64_t dim = c.dim, hid = c.hidden_dim, vocab = c.vocab_size, qd = c.q_dim(), kvd = c.kv_dim(), hd = c.head_dim;
+  const ModelWeights& w = model.weights;
+  std::vector<Tensor> ts;
+  auto mat = [&](std::string name, std::span<const float> v, std::int64_t rows, std::int64_t cols) {
+    ts.push_back({std::move(name), {cols, rows}, v, opts.dtype});
+  };
+  auto vec = [&](std::string name, std::span<const float> v, std::int64_t n) { ts.push_back({std::move(name), {n}, v, DType::f32}); };
+  mat("token_embd.weight", w.tok_embd, vocab, dim);
+  vec("output_norm.weight", w.output_norm, dim);
+  if (!c.tied_embeddings) mat("output.weight", w.output, vocab, dim);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const LayerWeights& L = w.layers.at(static_cast<std::size_t>(l));
+    vec(p + "attn_norm.weight", L.attn_norm, dim);
+    mat(p + "attn_q.weight", L.wq, qd, dim);
+    mat(p + "attn_k.weight", L.wk, kvd, dim);
+    mat(p + "attn_v.weight", L.wv, kvd, dim);
+    mat(p + "attn_output.weight", L.wo, dim, qd);
+    if (c.qk_norm) {
+      vec(p + "attn_q_norm.weight", L.q_norm, hd);
+      vec(p + "attn_k_norm.weight", L.k_norm, hd);
+    }
+    vec(p + "ffn_norm.weight", L.ffn_norm, dim);
+    mat(p + "ffn_gate.weight", L.w_gate, hid, dim);
+    mat(p + "ffn_up.weight", L.w_up, hid, dim);
+    mat(p + "ffn_down.weight", L.w_down, dim, hid);
+  }
+  for (const auto& t : ts) {
+    std::int64_t n = 1;
+    for (auto d : t.ne) n *= d;
+    if (static_cast<std::int64_t>(t.values.size()) != n)
+      throw EngineError(out.string() + ": tensor " + t.name + " has " + std::to_string(t.values.size()) + " values, its shape needs " + std::to_string(n));
+    if (t.dtype == DType::q8_0 && t.ne[0] % 32 != 0)
+      throw EngineError(out.string() + ": tensor " + t.name + " row length " + std::to_string(t.ne[0]) + " is not a multiple of 32 (Q8_0 block)");
+  }
+
+  Buf h;
+  h.data() = "GGUF";
+  h.put<std::uint32_t>(3);
+  h.put<std::uint64_t>(ts.size());
+  const bool preset = model.source.format == "preset";
+  h.put<std::uint64_t>(16 + (preset ? 2 : 0));
+  h.kv_str("general.architecture", arch);
+  h.kv_str("general.name", c.name);
+  h.kv_u32("general.alignment", static_cast<std::uint32_t>(opts.alignment));
+  // llama_ftype: 0 all F32, 1 mostly F16, 7 mostly Q8_0, 32 mostly BF16.
+  const std::uint32_t ftype = opts.dtype == DType::f32 ? 0 : opts.dtype == DType::f16 ? 1 : opts.dtype == DType::q8_0 ? 7 : 32;
+  h.kv_u32("general.file_type", ftype);
+  h.kv_u32(arch + ".context_length", static_cast<std::uint32_t>(c.max_seq_len));
+  h.kv_u32(arch + ".embedding_length", static_cast<std::uint32_t>(c.dim));
+  h.kv_u32(arch + ".feed_forward_length", static_cast<std::uint32_t>(c.hidden_dim));
+  h.kv_u32(arch + ".block_count", static_cast<std::uint32_t>(c.n_layers));
+  h.kv_u32(arch + ".attention.head_count", static_cast<std::uint32_t>(c.n_heads));
+  h.kv_u32(arch + ".attention.head_count_kv", static_cast<std::uint32_t>(c.n_kv_heads));
+  h.kv_u32(arch + ".attention.key_length", static_cast<std::uint32_t>(c.head_dim));
+  h.kv_u32(arch + ".attention.value_length", static_cast<std::uint32_t>(c.head_dim));
+  h.kv_f32(arch + ".attention.layer_norm_rms_epsilon", c.rms_eps);
+  h.kv_f32(arch + ".rope.freq_base", c.rope_theta);
+  h.kv_u32(arch + ".rope.dimension_count", static_cast<std::uint32_t>(c.head_dim));
+  h.kv_u32(arch + ".vocab_size", static_cast<std::uint32_t>(c.vocab_size));
+  if (preset) {
+    h.kv_str("atlas.preset", model.source.preset);
+    h.kv_u64("atlas.seed", model.source.seed);
+  }
+  std::uint64_t offset = 0;
+  std::vector<std::uint64_t> offsets;
+  for (const auto& t : ts) {
+    h.str(t.name);
+    h.put<std::uint32_t>(static_cast<std::uint32_t>(t.ne.size()));
+    for (auto d : t.ne) h.put<std::int64_t>(d);
+    h.put<std::uint32_t>(ggml_type(t.dtype));
+    h.put<std::uint64_t>(offset);
+    offsets.push_back(offset);
+    offset += static_cast<std::uint64_t>(*storage_bytes(t.dtype, static_cast<std::int64_t>(t.values.size())));
+    offset = (offset + opts.alignment - 1) / opts.alignment * opts.alignment;
+  }
+  auto pad = [&](std::string& s, std::uint64_t base) { s.append((opts.alignment - (base + s.size()) % opts.alignment) % opts.alignment, '\0'); };
+  pad(h.data(), 0);
+
+  const auto tmp = out.parent_path() / (out.filename().string() + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw EngineError(tmp.string() + ": cannot open for writing");
+    f.write(h.data().data(), static_cast<std::streamsize>(h.data().size()));
+    std::string chunk;
+    std::uint64_t written = 0;
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      chunk.clear();
+      encode(ts[i], chunk);
+      written += chunk.size();
+      if (i + 1 < ts.size()) {
+        chunk.append(static_cast<std::size_t>(offsets[i + 1] - written), '\0');
+        written = offsets[i + 1];
+      }
+      f.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    }
+    f.flush();
+    if (!f) {
+      std::filesystem::remove(tmp);
+      throw EngineError(tmp.string() + ": write failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw EngineError(out.string() + ": rename from " + tmp.string() + " failed: " + ec.message());
+  }
+}
+
+}  // namespace atlas::engine

@@ -1,0 +1,33 @@
+#pragma once
+// GGUF v3 writer for models the engine holds (synthetic presets, test fixtures): the metadata
+// load_gguf reads, and every weight tensor in one storage type. Output is a pure function of
+// the model and options: the same model gives byte-identical files.
+#include <cstdint>
+#include <filesystem>
+
+#include "engine/formats/dtype.hpp"
+#include "engine/model.hpp"
+
+namespace atlas::engine {
+
+struct GgufWriteOptions {
+  DType dtype = DType::f32;  ///< storage of the matrices; RMSNorm weights always stay F32
+  std::uint64_t alignment = 32;
+};
+
+/// Writes `model` as GGUF v3: general.architecture/name/alignment, `<arch>.context_length`,
+/// embedding_length, feed_forward_length, block_count, attention.head_count,
+/// head_count_kv, key_length, value_length, layer_norm_rms_epsilon, rope.freq_base,
+/// rope.dimension_count, and for presets atlas.preset / atlas.seed. Tensors use GGUF names and
+/// ne0-first shapes; output.weight is omitted when the embedding is tied. No tokenizer is
+/// written (a Tokenizer cannot be serialized generically; presets have none). Q8_0 needs every
+/// row length to be a multiple of 32 (EngineError otherwise). The file is written to a
+/// temporary beside `out` and renamed, so a reader never sees a partial file. Throws
+/// EngineError naming the path on I/O failure.
+void write_gguf(const std::filesystem::path& out, const Model& model, const GgufWriteOptions& opts = {});
+
+/// Q8_0 quantization of one block of 32 values (ggml's quantize_row_q8_0_ref: d = amax / 127,
+/// q = round(x / d)); writes 34 bytes.
+void quantize_q8_0_block(const float* x, std::byte* out);
+
+}  // namespace atlas::engine

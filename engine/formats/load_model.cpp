@@ -1,0 +1,78 @@
+// load_model: picks the format from the path (engine/model.hpp documents the rules).
+#include <charconv>
+#include <cstring>
+#include <fstream>
+
+#include "engine/error.hpp"
+#include "engine/formats/gguf.hpp"
+#include "engine/formats/llama2c.hpp"
+#include "engine/formats/presets.hpp"
+#include "engine/formats/safetensors.hpp"
+#include "engine/model.hpp"
+
+namespace atlas::engine {
+
+namespace {
+
+/// "preset:<name>[@seed]" (seed decimal, default 0).
+Model load_preset(std::string_view spec, const LoadOptions& opts) {
+  std::string_view name = spec;
+  std::uint64_t seed = 0;
+  if (const auto at = spec.find('@'); at != std::string_view::npos) {
+    name = spec.substr(0, at);
+    const std::string_view s = spec.substr(at + 1);
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), seed);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+      throw EngineError("model 'preset:" + std::string(spec) + "': seed '" + std::string(s) + "' is not a non-negative integer");
+  }
+  return make_preset_model(name, seed, opts.max_seq_len);
+}
+
+/// llama2.c tokenizers live beside the model: tokenizer.bin, else the only tok*.bin.
+std::filesystem::path find_llama2c_tokenizer(const std::filesystem::path& model) {
+  const auto dir = model.parent_path().empty() ? std::filesystem::path(".") : model.parent_path();
+  if (std::filesystem::exists(dir / "tokenizer.bin")) return dir / "tokenizer.bin";
+  std::vector<std::filesystem::path> found;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (e.is_regular_file() && n.rfind("tok", 0) == 0 && e.path().extension() == ".bin") found.push_back(e.path());
+  }
+  if (found.size() == 1) return found[0];
+  if (found.empty())
+    throw EngineError(model.string() + ": no tokenizer beside the llama2.c model (looked for tokenizer.bin and tok*.bin in " + dir.string() +
+                      "); pass LoadOptions::tokenizer_path");
+  std::string names;
+  for (const auto& p : found) names += (names.empty() ? "" : ", ") + p.filename().string();
+  throw EngineError(model.string() + ": several tokenizers beside the llama2.c model (" + names + "); pass LoadOptions::tokenizer_path");
+}
+
+bool starts_with_gguf(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+}  // namespace
+
+Model load_model(const std::filesystem::path& path, const LoadOptions& opts) {
+  const std::string s = path.string();
+  if (s.rfind("preset:", 0) == 0) return load_preset(std::string_view(s).substr(7), opts);
+  if (std::filesystem::is_directory(path)) {
+    if (!std::filesystem::exists(path / "config.json")) throw EngineError(s + ": a model directory needs config.json (Hugging Face layout)");
+    return load_safetensors_model(path, opts);
+  }
+  if (!std::filesystem::exists(path)) throw EngineError(s + ": no such model file or directory");
+  Model m;
+  if (starts_with_gguf(path)) {
+    m = load_gguf(path, opts);
+  } else {
+    const auto tok = opts.tokenizer_path.empty() ? find_llama2c_tokenizer(path) : opts.tokenizer_path;
+    m = load_llama2c(path, tok, opts);
+    m.source.format = "llama2c";
+    m.source.metadata.emplace("tokenizer", tok.string());
+  }
+  m.source.path = path;
+  return m;
+}
+
+}  // namespace atlas::engine

@@ -1,0 +1,229 @@
+#include "engine/formats/safetensors.hpp"
+
+#include <cstring>
+#include <limits>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"
+#include "engine/error.hpp"
+#include "engine/formats/hf_config.hpp"
+#include "engine/tokenizer/bpe.hpp"
+
+namespace atlas::engine {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::filesystem::path& file, const std::string& field, const std::string& what) {
+  throw EngineError(file.string() + ": safetensors " + field + ": " + what);
+}
+
+std::optional<DType> parse_dtype(const std::string& s) {
+  if (s == "F32") return DType::f32;
+  if (s == "F16") return DType::f16;
+  if (s == "BF16") return DType::bf16;
+  return std::nullopt;
+}
+
+}  // namespace
+
+SafetensorsFile read_safetensors(const std::filesystem::path& path) {
+  SafetensorsFile f;
+  f.path = path;
+  f.map = MappedFile::open_shared(path);
+  const auto bytes = f.map->bytes();
+  if (bytes.size() < 8) bad(path, "header length", "file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte length");
+  std::uint64_t n;
+  std::memcpy(&n, bytes.data(), 8);
+  if (n > bytes.size() - 8) bad(path, "header length", std::to_string(n) + " runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
+  json h;
+  try {
+    h = json::parse(std::string_view(reinterpret_cast<const char*>(bytes.data() + 8), static_cast<std::size_t>(n)));
+  } catch (const json::exception& e) {
+    bad(path, "header", std::string("not valid JSON: ") + e.what());
+  }
+  if (!h.is_object()) bad(path, "header", "expected a JSON object");
+  const auto data = bytes.subspan(8 + static_cast<std::size_t>(n));
+  for (const auto& [name, t] : h.items()) {
+    if (name == "__metadata__") {
+      if (!t.is_object()) bad(path, "__metadata__", "expected an object");
+      for (const auto& [k, v] : t.items()) f.metadata[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      continue;
+    }
+    const std::string field = "tensor '" + name + "'";
+    if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets")) bad(path, field, "expected {dtype, shape, data_offsets}");
+    const json& dt = t["dtype"];
+    const auto dtype = dt.is_string() ? parse_dtype(dt.get<std::string>()) : std::nullopt;
+    if (!dtype) bad(path, field, "dtype " + dt.dump() + " is not supported (supported: F32, F16, BF16)");
+    TensorView v;
+    v.dtype = *dtype;
+    std::int64_t elems = 1;
+    if (!t["shape"].is_array()) bad(path, field, "shape " + t["shape"].dump() + " is not an array");
+    for (const json& d : t["shape"]) {
+      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        bad(path, field, "shape " + t["shape"].dump() + " has a bad dimension " + d.dump());
+      const auto x = d.get<std::int64_t>();
+      if (x != 0 && elems > std::numeric_limits<std::int64_t>::max() / 4 / x) bad(path, field, "shape " + t["shape"].dump() + " is too large");
+      elems *= x;
+      v.shape.push_back(x);
+    }
+    const json& off = t["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      bad(path, field, "data_offsets " + off.dump() + " is not [begin, end]");
+    const auto b = off[0].get<std::uint64_t>(), e = off[1].get<std::uint64_t>();
+    if (b > e || e > data.size())
+      bad(path, field, "data_offsets " + off.dump() + " are out of order or run past the data section (" + std::to_string(data.size()) + " bytes)");
+    const auto need = storage_bytes(v.dtype, elems);
+    if (!need || static_cast<std::uint64_t>(*need) != e - b)
+      bad(path, field, "data_offsets " + off.dump() + " hold " + std::to_string(e - b) + " bytes, " + dt.get<std::string>() + " " + t["shape"].dump() + " needs " +
+                           std::to_string(need.value_or(-1)));
+    v.data = data.subspan(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b));
+    f.tensors.emplace(name, std::move(v));
+  }
+  return f;
+}
+
+std::string safetensors_bytes(std::span<const SafetensorsTensor> tensors, const std::map<std::string, std::string>& metadata) {
+  json h = json::object();
+  if (!metadata.empty()) h["__metadata__"] = metadata;
+  std::string data;
+  for (const auto& t : tensors) {
+    std::int64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    if (n != static_cast<std::int64_t>(t.values.size()))
+      throw EngineError("safetensors writer: tensor '" + t.name + "' has " + std::to_string(t.values.size()) + " values for " + std::to_string(n) + " elements");
+    const std::size_t begin = data.size();
+    for (float x : t.values) {
+      if (t.dtype == DType::f32) {
+        data.append(reinterpret_cast<const char*>(&x), 4);
+      } else if (t.dtype == DType::f16 || t.dtype == DType::bf16) {
+        const std::uint16_t h16 = t.dtype == DType::f16 ? f32_to_f16(x) : f32_to_bf16(x);
+        data.append(reinterpret_cast<const char*>(&h16), 2);
+      } else {
+        throw EngineError("safetensors writer: tensor '" + t.name + "': dtype " + to_string(t.dtype) + " is not supported");
+      }
+    }
+    h[t.name] = {{"dtype", to_string(t.dtype)}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+  }
+  std::string header = h.dump();
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  const std::uint64_t len = header.size();
+  std::memcpy(out.data(), &len, 8);
+  return out + header + data;
+}
+
+namespace {
+
+/// "model.layers.3.self_attn.q_proj.weight" -> "blk.3.attn_q.weight" (empty if not a weight we use).
+std::string engine_name(const std::string& hf) {
+  if (hf == "model.embed_tokens.weight") return "token_embd.weight";
+  if (hf == "model.norm.weight") return "output_norm.weight";
+  if (hf == "lm_head.weight") return "output.weight";
+  const std::string prefix = "model.layers.";
+  if (hf.rfind(prefix, 0) != 0) return {};
+  const auto dot = hf.find('.', prefix.size());
+  if (dot == std::string::npos) return {};
+  const std::string layer = hf.substr(prefix.size(), dot - prefix.size());
+  if (layer.empty() || layer.find_first_not_of("0123456789") != std::string::npos) return {};
+  static const std::pair<const char*, const char*> map[] = {
+      {"self_attn.q_proj.weight", "attn_q.weight"},   {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},   {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"}, {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+      {"input_layernorm.weight", "attn_norm.weight"}, {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},    {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},
+  };
+  const std::string rest = hf.substr(dot + 1);
+  for (const auto& [h, e] : map) {
+    if (rest == h) return "blk." + layer + "." + e;
+  }
+  return {};
+}
+
+/// The inverse, for error messages.
+std::string hf_name(const std::string& e) {
+  if (e == "token_embd.weight") return "model.embed_tokens.weight";
+  if (e == "output_norm.weight") return "model.norm.weight";
+  if (e == "output.weight") return "lm_head.weight";
+  static const std::pair<const char*, const char*> map[] = {
+      {"attn_q.weight", "self_attn.q_proj.weight"},   {"attn_k.weight", "self_attn.k_proj.weight"},
+      {"attn_v.weight", "self_attn.v_proj.weight"},   {"attn_output.weight", "self_attn.o_proj.weight"},
+      {"attn_q_norm.weight", "self_attn.q_norm.weight"}, {"attn_k_norm.weight", "self_attn.k_norm.weight"},
+      {"attn_norm.weight", "input_layernorm.weight"}, {"ffn_norm.weight", "post_attention_layernorm.weight"},
+      {"ffn_gate.weight", "mlp.gate_proj.weight"},    {"ffn_up.weight", "mlp.up_proj.weight"},
+      {"ffn_down.weight", "mlp.down_proj.weight"},
+  };
+  if (e.rfind("blk.", 0) == 0) {
+    const auto dot = e.find('.', 4);
+    const std::string rest = e.substr(dot + 1);
+    for (const auto& [k, h] : map) {
+      if (rest == k) return "model.layers." + e.substr(4, dot - 4) + "." + h;
+    }
+  }
+  return e;
+}
+
+std::vector<std::filesystem::path> shard_files(const std::filesystem::path& dir) {
+  const auto single = dir / "model.safetensors";
+  const auto index = dir / "model.safetensors.index.json";
+  if (std::filesystem::exists(index)) {
+    json j;
+    try {
+      j = json::parse(atlas::read_file(index));
+    } catch (const json::exception& e) {
+      throw EngineError(index.string() + ": not valid JSON: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+      throw EngineError(index.string() + ": field 'weight_map': missing or not an object");
+    std::set<std::string> names;
+    for (const auto& [tensor, file] : j["weight_map"].items()) {
+      if (!file.is_string()) throw EngineError(index.string() + ": field 'weight_map." + tensor + "': expected a file name, got " + file.dump());
+      const std::string s = file.get<std::string>();
+      if (s.empty() || s.find('/') != std::string::npos || s == "." || s == "..")
+        throw EngineError(index.string() + ": field 'weight_map." + tensor + "': \"" + s + "\" is not a file name in the model directory");
+      names.insert(s);
+    }
+    std::vector<std::filesystem::path> out;
+    for (const auto& n : names) out.push_back(dir / n);
+    return out;
+  }
+  if (std::filesystem::exists(single)) return {single};
+  throw EngineError(dir.string() + ": neither model.safetensors nor model.safetensors.index.json");
+}
+
+}  // namespace
+
+Model load_safetensors_model(const std::filesystem::path& dir, const LoadOptions& opts) {
+  const HfConfig hf = read_hf_config(dir / "config.json");
+  Model m;
+  m.config = hf.config;
+  if (opts.max_seq_len > 0) m.config.max_seq_len = opts.max_seq_len;
+  TensorTable table;
+  for (const auto& shard : shard_files(dir)) {
+    SafetensorsFile f = read_safetensors(shard);
+    for (auto& [name, view] : f.tensors) {
+      const std::string e = engine_name(name);
+      if (e.empty()) continue;
+      if (!table.emplace(e, view).second) throw EngineError(shard.string() + ": tensor '" + name + "' also appears in another shard");
+    }
+    m.keep_alive(f.map);
+  }
+  if (m.config.tied_embeddings) {
+    table.erase("output.weight");
+  } else if (!table.contains("output.weight")) {
+    throw EngineError(dir.string() + ": tensor lm_head.weight is missing (config.json tie_word_embeddings is false)");
+  }
+  validate_config(m.config, dir / "config.json");
+  assemble_weights(m, table, dir, hf_name);
+  if (const auto tok = dir / "tokenizer.json"; std::filesystem::exists(tok)) m.tokenizer = load_tokenizer_json(tok);
+  m.source.path = dir;
+  m.source.format = "safetensors";
+  for (const auto& [k, v] : hf.ignored) m.source.metadata["hf." + k + " (not applied)"] = v;
+  return m;
+}
+
+}  // namespace atlas::engine

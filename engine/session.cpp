@@ -1,0 +1,90 @@
+#include "engine/session.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "common/clock.hpp"
+#include "engine/error.hpp"
+
+namespace atlas::engine {
+
+const char* to_string(StopReason r) {
+  switch (r) {
+    case StopReason::max_tokens: return "max_tokens";
+    case StopReason::stop_token: return "stop_token";
+    case StopReason::context_full: return "context_full";
+  }
+  return "unknown";
+}
+
+namespace {
+void busy_wait_us(int us) {
+  const std::int64_t until = atlas::now_ns() + static_cast<std::int64_t>(us) * 1000;
+  while (atlas::now_ns() < until) {
+  }
+}
+}  // namespace
+
+GenerateResult Session::generate(const GenerateRequest& req, const std::function<void(const TokenEvent&)>& on_token) {
+  GenerateResult r;
+  r.t_start_ns = atlas::now_ns();
+  const auto& prompt = req.prompt_ids;
+  const int n_prompt = static_cast<int>(prompt.size());
+  const int context = backend_->max_seq_len();
+  if (n_prompt == 0) throw EngineError("generate: prompt_ids is empty (at least one token, e.g. BOS, is needed)");
+  if (n_prompt > context) {
+    throw EngineError("generate: prompt of " + std::to_string(n_prompt) + " tokens exceeds the context of " +
+                      std::to_string(context) + " tokens (max_seq_len)");
+  }
+  if (req.max_new_tokens < 0) {
+    throw EngineError("generate: max_new_tokens = " + std::to_string(req.max_new_tokens) + " is invalid (must be >= 0)");
+  }
+  Sampler sampler(req.sampling);
+
+  // Reuse the longest common prefix of cached K/V, but always run at least the last prompt
+  // token so its logits exist.
+  int reuse = 0;
+  if (req.reuse_prefix) {
+    const auto mismatch = std::mismatch(prompt.begin(), prompt.end(), cached_.begin(), cached_.end());
+    reuse = std::min(static_cast<int>(mismatch.first - prompt.begin()), n_prompt - 1);
+  }
+  cached_.clear();  // the cache is inconsistent until prefill succeeds
+  r.prefix_reused = reuse;
+  r.prefilled = n_prompt - reuse;
+  const std::span<const int> suffix(prompt.data() + reuse, static_cast<std::size_t>(n_prompt - reuse));
+  int next = backend_->forward_sample(suffix, reuse, sampler);
+  cached_ = prompt;
+
+  for (;;) {
+    if (static_cast<int>(r.output_ids.size()) >= req.max_new_tokens) {
+      r.stop = StopReason::max_tokens;
+      break;
+    }
+    if (std::find(req.stop_ids.begin(), req.stop_ids.end(), next) != req.stop_ids.end()) {
+      r.stop = StopReason::stop_token;
+      break;
+    }
+    const std::int64_t t = atlas::now_ns();
+    const TokenEvent ev{next, static_cast<int>(r.output_ids.size()), t};
+    r.output_ids.push_back(next);
+    r.token_t_ns.push_back(t);
+    if (on_token) on_token(ev);
+    if (static_cast<int>(r.output_ids.size()) >= req.max_new_tokens) {
+      r.stop = StopReason::max_tokens;
+      break;
+    }
+    const int pos = static_cast<int>(cached_.size());
+    if (pos >= context) {
+      r.stop = StopReason::context_full;
+      break;
+    }
+    if (backend_->inject_decode_delay_us() > 0) busy_wait_us(backend_->inject_decode_delay_us());
+    const int token = next;
+    next = backend_->forward_sample(std::span<const int>(&token, 1), pos, sampler);
+    cached_.push_back(token);
+  }
+  r.t_end_ns = atlas::now_ns();
+  return r;
+}
+
+}  // namespace atlas::engine

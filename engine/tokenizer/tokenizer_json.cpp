@@ -1,0 +1,186 @@
+// Hugging Face tokenizer.json (+ tokenizer_config.json) -> BpeVocab.
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"
+#include "engine/error.hpp"
+#include "engine/tokenizer/bpe.hpp"
+
+namespace atlas::engine {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::filesystem::path& file, const std::string& field, const std::string& what) {
+  throw EngineError(file.string() + ": " + field + ": " + what);
+}
+
+std::string brief(const json& j) {
+  std::string s = j.dump();
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+json parse_file(const std::filesystem::path& file) {
+  const std::string text = atlas::read_file(file);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw EngineError(file.string() + ": not valid JSON: " + e.what());
+  }
+}
+
+struct PreTok {
+  PreTokenizer kind = PreTokenizer::gpt2;
+  bool add_prefix_space = false;
+};
+
+/// Accepts ByteLevel(use_regex=true) alone, or Sequence[Split(regex, Isolated), ByteLevel(use_regex=false)].
+PreTok read_pre_tokenizer(const std::filesystem::path& file, const json& pt) {
+  const std::string field = "pre_tokenizer";
+  if (!pt.is_object()) bad(file, field, "expected an object, got " + brief(pt));
+  const std::string type = pt.value("type", "");
+  if (type == "ByteLevel") {
+    if (!pt.value("use_regex", true)) bad(file, field, "ByteLevel without use_regex has no split rule");
+    return {PreTokenizer::gpt2, pt.value("add_prefix_space", false)};
+  }
+  if (type != "Sequence") bad(file, field + ".type", "unsupported \"" + type + "\" (supported: ByteLevel, Sequence[Split, ByteLevel])");
+  const json& seq = pt.contains("pretokenizers") ? pt["pretokenizers"] : json();
+  if (!seq.is_array() || seq.size() != 2) bad(file, field + ".pretokenizers", "expected [Split, ByteLevel], got " + brief(seq));
+  const json& split = seq[0];
+  const json& bl = seq[1];
+  if (split.value("type", "") != "Split") bad(file, field + ".pretokenizers[0].type", "expected \"Split\", got " + brief(split.value("type", json())));
+  if (bl.value("type", "") != "ByteLevel") bad(file, field + ".pretokenizers[1].type", "expected \"ByteLevel\", got " + brief(bl.value("type", json())));
+  if (bl.value("use_regex", false)) bad(file, field + ".pretokenizers[1].use_regex", "true after a Split is not supported");
+  if (split.value("behavior", "") != "Isolated" || split.value("invert", false))
+    bad(file, field + ".pretokenizers[0].behavior", "only Isolated, not inverted, is supported; got " + brief(split.value("behavior", json())));
+  const json& pattern = split.contains("pattern") ? split["pattern"] : json();
+  if (!pattern.is_object() || !pattern.contains("Regex") || !pattern["Regex"].is_string())
+    bad(file, field + ".pretokenizers[0].pattern", "expected {\"Regex\": ...}, got " + brief(pattern));
+  const std::string regex = pattern["Regex"].get<std::string>();
+  const auto kind = pre_tokenizer_from_regex(regex);
+  if (!kind) bad(file, field + ".pretokenizers[0].pattern.Regex", "no implementation of the split regex " + brief(json(regex)) + " (known: GPT-2, Llama-3, Qwen2)");
+  return {*kind, bl.value("add_prefix_space", false)};
+}
+
+/// BOS from TemplateProcessing: the special token that starts the "single" template.
+std::optional<std::string> template_bos(const json& pp) {
+  if (!pp.is_object()) return std::nullopt;
+  const std::string type = pp.value("type", "");
+  if (type == "Sequence" && pp.contains("processors") && pp["processors"].is_array()) {
+    for (const auto& p : pp["processors"]) {
+      if (auto b = template_bos(p)) return b;
+    }
+  }
+  if (type == "TemplateProcessing" && pp.contains("single") && pp["single"].is_array() && !pp["single"].empty()) {
+    const json& first = pp["single"][0];
+    if (first.contains("SpecialToken") && first["SpecialToken"].contains("id") && first["SpecialToken"]["id"].is_string())
+      return first["SpecialToken"]["id"].get<std::string>();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> config_token(const json& cfg, const char* key) {
+  if (!cfg.is_object() || !cfg.contains(key)) return std::nullopt;
+  const json& v = cfg[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::shared_ptr<const Tokenizer> load_tokenizer_json(const std::filesystem::path& file) {
+  const json j = parse_file(file);
+  if (!j.is_object()) bad(file, "(top level)", "expected an object");
+  const json& model = j.contains("model") ? j["model"] : json();
+  if (!model.is_object()) bad(file, "model", "missing or not an object");
+  if (model.value("type", "BPE") != "BPE") bad(file, "model.type", "unsupported \"" + model.value("type", "") + "\" (supported: BPE)");
+  if (!model.contains("vocab") || !model["vocab"].is_object()) bad(file, "model.vocab", "missing or not an object");
+  if (!model.contains("merges") || !model["merges"].is_array()) bad(file, "model.merges", "missing or not an array");
+
+  const json& norm = j.contains("normalizer") ? j["normalizer"] : json();
+  if (!norm.is_null() && norm.value("type", "") != "NFC")
+    bad(file, "normalizer.type", "unsupported " + brief(norm.value("type", json())) + " (supported: null, NFC)");
+
+  BpeVocab v;
+  for (const auto& [piece, idj] : model["vocab"].items()) {
+    if (!idj.is_number_integer() || idj.get<long long>() < 0 || idj.get<long long>() > (1LL << 24))
+      bad(file, "model.vocab[\"" + piece + "\"]", "bad id " + brief(idj));
+    const auto id = static_cast<std::size_t>(idj.get<long long>());
+    if (id >= v.tokens.size()) v.tokens.resize(id + 1);
+    v.tokens[id] = piece;
+  }
+  const json& merges = model["merges"];
+  v.merges.reserve(merges.size());
+  for (std::size_t r = 0; r < merges.size(); ++r) {
+    const json& m = merges[r];
+    if (m.is_string()) {
+      const std::string s = m.get<std::string>();
+      const auto sp = s.find(' ', 1);  // the first part is never empty; a part may not contain ' '
+      if (sp == std::string::npos) bad(file, "model.merges[" + std::to_string(r) + "]", "expected \"left right\", got " + brief(m));
+      v.merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      v.merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+    } else {
+      bad(file, "model.merges[" + std::to_string(r) + "]", "expected \"left right\" or [left, right], got " + brief(m));
+    }
+  }
+  if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
+    const json& added = j["added_tokens"];
+    for (std::size_t i = 0; i < added.size(); ++i) {
+      const json& a = added[i];
+      const std::string field = "added_tokens[" + std::to_string(i) + "]";
+      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") || !a["content"].is_string())
+        bad(file, field, "expected {id, content, ...}, got " + brief(a));
+      AddedToken t;
+      t.id = a["id"].get<int>();
+      t.content = a["content"].get<std::string>();
+      if (t.id < 0 || t.content.empty()) bad(file, field, "bad id/content " + brief(a));
+      t.special = a.value("special", true);
+      t.lstrip = a.value("lstrip", false);
+      t.rstrip = a.value("rstrip", false);
+      t.single_word = a.value("single_word", false);
+      v.added.push_back(std::move(t));
+    }
+  }
+  const json& pt = j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json();
+  const PreTok pre = read_pre_tokenizer(file, pt);
+  v.pre = pre.kind;
+  v.add_prefix_space = pre.add_prefix_space;
+
+  auto id_of = [&](const std::string& s) -> std::optional<int> {
+    for (const auto& a : v.added) {
+      if (a.content == s) return a.id;
+    }
+    for (std::size_t i = 0; i < v.tokens.size(); ++i) {
+      if (v.tokens[i] == s) return static_cast<int>(i);
+    }
+    return std::nullopt;
+  };
+
+  if (auto b = template_bos(j.contains("post_processor") ? j["post_processor"] : json())) v.bos = id_of(*b);
+  const auto cfg_path = file.parent_path() / "tokenizer_config.json";
+  json cfg;
+  if (std::filesystem::exists(cfg_path)) cfg = parse_file(cfg_path);
+  if (auto e = config_token(cfg, "eos_token")) v.eos = id_of(*e);
+  if (cfg.is_object() && cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) {
+    if (!cfg["add_bos_token"].get<bool>()) v.bos.reset();
+    else if (auto b = config_token(cfg, "bos_token")) v.bos = id_of(*b);
+  }
+  for (const char* s : {"<|endoftext|>", "<|end_of_text|>", "</s>"}) {
+    if (v.eos) break;
+    v.eos = id_of(s);
+  }
+  for (const char* s : {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"}) {
+    if (auto id = id_of(s)) v.extra_stop_ids.push_back(*id);
+  }
+  try {
+    return make_bpe_tokenizer(std::move(v));
+  } catch (const EngineError& e) {
+    throw EngineError(file.string() + ": " + e.what());
+  }
+}
+
+}  // namespace atlas::engine

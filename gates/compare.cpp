@@ -1,0 +1,272 @@
+#include "gates/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "gates/config.hpp"
+#include "records/stats.hpp"
+
+namespace atlas::gates {
+namespace {
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// How much worse the candidate is, in the metric's unit (positive = worse).
+double worsening(records::Better better, double baseline, double candidate) {
+  return better == records::Better::lower ? candidate - baseline : baseline - candidate;
+}
+
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+Verdict judge_exact(Verdict v, const BaselineMetric& b, double cand) {
+  v.rule = "exact";
+  const double worse = worsening(b.better, b.value, cand);
+  if (worse > 0) {
+    v.status = VerdictStatus::regression;
+    v.why = std::string(records::to_string(b.kind)) + " metric is gated exactly: " + fmt(cand) + " is worse than " +
+            fmt(b.value);
+  } else if (worse < 0) {
+    v.status = VerdictStatus::improved;
+    v.why = "better than the baseline (" + fmt(cand) + " vs " + fmt(b.value) + "); `baseline ratchet` tightens it";
+  } else {
+    v.status = VerdictStatus::same;
+    v.why = "equal to the baseline";
+  }
+  return v;
+}
+
+Verdict judge_timed(Verdict v, const BaselineMetric& b, const records::Metric& c, const CompareSettings& s) {
+  const double cand = *v.candidate_value;
+  if (static_cast<int>(c.samples.size()) < s.min_samples) {
+    v.status = VerdictStatus::needs_more_samples;
+    v.rule = "min-samples";
+    v.why = std::to_string(c.samples.size()) + " samples, at least " + std::to_string(s.min_samples) + " needed";
+    return v;
+  }
+  std::vector<double> cs = c.samples, bs = b.samples;
+  std::sort(cs.begin(), cs.end());
+  std::sort(bs.begin(), bs.end());
+  if (cs == bs) {
+    v.status = VerdictStatus::same;
+    v.rule = "identical-samples";
+    v.why = "candidate samples are identical to the baseline samples";
+    return v;
+  }
+  const double noise = std::max(median_ci_half_width(b.samples, s), median_ci_half_width(c.samples, s));
+  const double tolerance = std::max(b.tolerance.relative * std::fabs(b.value), b.tolerance.absolute);
+  const double margin = std::max(tolerance, noise);
+  v.noise = noise;
+  v.margin = margin;
+  const double worse = worsening(b.better, b.value, cand);
+  const std::string margin_text = "margin " + fmt(margin) + " " + b.unit + " = max(tolerance " + fmt(tolerance) +
+                                  ", noise " + fmt(noise) + ")";
+  if (b.samples.size() < 2) {
+    v.rule = "margin-only";
+    const std::string no_test = "; baseline has " + std::to_string(b.samples.size()) + " samples, so no U test";
+    if (worse > margin) {
+      v.status = VerdictStatus::regression;
+      v.why = "worse by " + fmt(worse) + " " + b.unit + ", beyond " + margin_text + no_test;
+    } else if (-worse > margin) {
+      v.status = VerdictStatus::improved;
+      v.why = "better by " + fmt(-worse) + " " + b.unit + ", beyond " + margin_text + no_test;
+    } else {
+      v.status = VerdictStatus::same;
+      v.why = "within " + margin_text + no_test;
+    }
+    return v;
+  }
+  v.rule = "mann-whitney-u";
+  const auto mw = records::stats::mann_whitney_u(c.samples, b.samples);
+  v.p_value = mw.p_value;
+  // u1 counts (candidate, baseline) pairs where the candidate is larger: above n1*n2/2 the
+  // candidate ranks higher. The significant side must agree with the median's direction.
+  const double half = 0.5 * static_cast<double>(c.samples.size()) * static_cast<double>(b.samples.size());
+  const bool ranks_higher = mw.u1 > half;
+  const bool ranks_lower = mw.u1 < half;
+  const bool ranks_worse = b.better == records::Better::lower ? ranks_higher : ranks_lower;
+  const bool ranks_better = b.better == records::Better::lower ? ranks_lower : ranks_higher;
+  const bool significant = mw.p_value < s.alpha;
+  const std::string p_text = "p=" + fmt(mw.p_value) + (significant ? " < " : " >= ") + "alpha " + fmt(s.alpha);
+  if (worse > margin) {
+    if (significant && ranks_worse) {
+      v.status = VerdictStatus::regression;
+      v.why = "median worse by " + fmt(worse) + " " + b.unit + ", beyond " + margin_text + ", and " + p_text;
+    } else {
+      v.status = VerdictStatus::needs_more_samples;
+      v.why = "median worse by " + fmt(worse) + " " + b.unit + ", beyond " + margin_text + ", but " + p_text +
+              (significant ? " with ranks on the better side" : "") + ": not yet significant";
+    }
+  } else if (-worse > margin) {
+    if (significant && ranks_better) {
+      v.status = VerdictStatus::improved;
+      v.why = "median better by " + fmt(-worse) + " " + b.unit + ", beyond " + margin_text + ", and " + p_text +
+              "; `baseline ratchet` tightens it";
+    } else {
+      v.status = VerdictStatus::same;
+      v.why = "median better by " + fmt(-worse) + " " + b.unit + " but not significant (" + p_text + ")";
+    }
+  } else {
+    v.status = VerdictStatus::same;
+    v.why = "median change " + fmt(-worse) + " " + b.unit + " within " + margin_text;
+  }
+  return v;
+}
+
+}  // namespace
+
+CompareSettings compare_settings(const GateConfig& c) {
+  return {c.min_samples, c.alpha, c.noise_confidence, c.noise_resamples};
+}
+
+const char* to_string(VerdictStatus s) {
+  switch (s) {
+    case VerdictStatus::same: return "same";
+    case VerdictStatus::improved: return "improved";
+    case VerdictStatus::regression: return "regression";
+    case VerdictStatus::needs_more_samples: return "needs-more-samples";
+    case VerdictStatus::new_metric: return "new";
+    case VerdictStatus::missing: return "missing";
+    case VerdictStatus::incomparable: return "incomparable";
+  }
+  return "?";
+}
+
+const char* to_string(Overall o) {
+  switch (o) {
+    case Overall::pass: return "pass";
+    case Overall::regression: return "regression";
+    case Overall::inconclusive: return "inconclusive";
+  }
+  return "?";
+}
+
+ExitCode exit_code(Overall o) {
+  switch (o) {
+    case Overall::pass: return ExitCode::pass;
+    case Overall::regression: return ExitCode::regression;
+    case Overall::inconclusive: return ExitCode::inconclusive;
+  }
+  return ExitCode::input_error;
+}
+
+double median_ci_half_width(const std::vector<double>& samples, const CompareSettings& s) {
+  if (samples.size() < 2) return 0;
+  const auto ci = records::stats::bootstrap_median_ci(samples, s.noise_confidence, s.noise_resamples, 42);
+  return 0.5 * (ci.hi - ci.lo);
+}
+
+double candidate_value(const records::Metric& m) { return records::stats::median(m.samples); }
+
+const records::Metric* find_metric(const records::Record& r, const std::string& key) {
+  const auto slash = key.find('/');
+  if (slash == std::string::npos) return nullptr;
+  const auto suite = r.suites.find(key.substr(0, slash));
+  if (suite == r.suites.end()) return nullptr;
+  const auto m = suite->second.metrics.find(key.substr(slash + 1));
+  return m == suite->second.metrics.end() ? nullptr : &m->second;
+}
+
+Verdict judge_metric(const std::string& key, const BaselineMetric* b, const records::Metric* c, const CompareSettings& s) {
+  Verdict v;
+  v.key = key;
+  if (b) {
+    v.unit = b->unit;
+    v.better = b->better;
+    v.kind = b->kind;
+    v.baseline_value = b->value;
+    v.baseline_n = static_cast<int>(b->samples.size());
+  }
+  if (c) {
+    if (!b) {
+      v.unit = c->unit;
+      v.better = c->better;
+      v.kind = c->kind;
+    }
+    v.candidate_n = static_cast<int>(c->samples.size());
+    if (!c->samples.empty()) v.candidate_value = candidate_value(*c);
+  }
+  v.rule = "none";
+  if (!b) {
+    v.status = VerdictStatus::new_metric;
+    v.why = "not in the baseline: reported, not gated (`baseline ratchet` adds it)";
+    return v;
+  }
+  if (!c || c->samples.empty()) {
+    v.status = VerdictStatus::missing;
+    v.why = c ? "the record has no samples for this metric" : "in the baseline but not in the record: a gate was lost";
+    return v;
+  }
+  if (c->unit != b->unit || c->kind != b->kind || c->better != b->better) {
+    v.status = VerdictStatus::incomparable;
+    v.why = std::string("record says ") + c->unit + "/" + records::to_string(c->kind) + "/" +
+            records::to_string(c->better) + ", baseline says " + b->unit + "/" + records::to_string(b->kind) + "/" +
+            records::to_string(b->better) + ": update the baseline with `baseline accept`";
+    return v;
+  }
+  if (b->value != 0) v.delta_pct = 100.0 * (*v.candidate_value - b->value) / std::fabs(b->value);
+  if (b->kind == records::MetricKind::timed) return judge_timed(std::move(v), *b, *c, s);
+  const double cand = *v.candidate_value;
+  return judge_exact(std::move(v), *b, cand);
+}
+
+Comparison compare(const Baseline& baseline, const records::Record& candidate, const CompareSettings& s) {
+  std::set<std::string> keys;
+  for (const auto& [k, m] : baseline.metrics) keys.insert(k);
+  for (const auto& [suite_name, suite] : candidate.suites) {
+    for (const auto& [metric_name, m] : suite.metrics) keys.insert(metric_key(suite_name, metric_name));
+  }
+  Comparison out;
+  for (const auto& key : keys) {
+    const auto it = baseline.metrics.find(key);
+    out.verdicts.push_back(judge_metric(key, it == baseline.metrics.end() ? nullptr : &it->second,
+                                        find_metric(candidate, key), s));
+  }
+  out.overall = overall_of(out.verdicts);
+  return out;
+}
+
+Overall overall_of(const std::vector<Verdict>& verdicts) {
+  bool inconclusive = false;
+  for (const auto& v : verdicts) {
+    switch (v.status) {
+      case VerdictStatus::regression:
+      case VerdictStatus::missing:
+      case VerdictStatus::incomparable: return Overall::regression;
+      case VerdictStatus::needs_more_samples: inconclusive = true; break;
+      default: break;
+    }
+  }
+  return inconclusive ? Overall::inconclusive : Overall::pass;
+}
+
+nlohmann::json to_json(const Verdict& v) {
+  return {{"metric", v.key},
+          {"unit", v.unit},
+          {"better", records::to_string(v.better)},
+          {"kind", records::to_string(v.kind)},
+          {"verdict", to_string(v.status)},
+          {"rule", v.rule},
+          {"baseline", opt(v.baseline_value)},
+          {"candidate", opt(v.candidate_value)},
+          {"delta_pct", opt(v.delta_pct)},
+          {"margin", opt(v.margin)},
+          {"noise", opt(v.noise)},
+          {"p_value", opt(v.p_value)},
+          {"baseline_n", v.baseline_n},
+          {"candidate_n", v.candidate_n},
+          {"why", v.why}};
+}
+
+nlohmann::json to_json(const Comparison& c) {
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const auto& v : c.verdicts) verdicts.push_back(to_json(v));
+  return {{"overall", to_string(c.overall)}, {"verdicts", verdicts}};
+}
+
+}  // namespace atlas::gates

@@ -1,0 +1,160 @@
+#include "gates/config.hpp"
+
+#include <set>
+
+#include "common/json_file.hpp"
+#include "gates/error.hpp"
+#include "gates/json_fields.hpp"
+
+namespace atlas::gates {
+namespace {
+
+void reject_unknown(const FieldReader& r, const nlohmann::json& obj, const std::string& path,
+                    const std::set<std::string>& known) {
+  for (const auto& [key, value] : obj.items()) {
+    if (!known.count(key)) r.fail(FieldReader::child(path, key), "unknown field", value);
+  }
+}
+
+Tolerance parse_tolerance(const FieldReader& r, const nlohmann::json& t, const std::string& p) {
+  reject_unknown(r, t, p, {"relative", "absolute"});
+  Tolerance out{r.number(t, p, "relative"), r.number(t, p, "absolute")};
+  if (out.relative < 0) r.fail(FieldReader::child(p, "relative"), "must be >= 0", out.relative);
+  if (out.absolute < 0) r.fail(FieldReader::child(p, "absolute"), "must be >= 0", out.absolute);
+  return out;
+}
+
+void check_positive(const FieldReader& r, const std::string& path, double v) {
+  if (!(v > 0)) r.fail(path, "must be > 0", v);
+}
+
+QuietBoxThresholds parse_quiet_box(const FieldReader& r, const nlohmann::json& q, const std::string& p) {
+  reject_unknown(r, q, p,
+                 {"max_load_per_core", "max_foreign_process_cpu_percent", "sample_window_ms",
+                  "max_gpu_utilization_percent", "max_gpu_temperature_c", "allow_foreign_gpu_processes",
+                  "slowdown_reasons", "monitor_interval_ms"});
+  QuietBoxThresholds t;
+  t.max_load_per_core = r.optional_number(q, p, "max_load_per_core").value_or(t.max_load_per_core);
+  t.max_foreign_process_cpu_percent =
+      r.optional_number(q, p, "max_foreign_process_cpu_percent").value_or(t.max_foreign_process_cpu_percent);
+  if (q.contains("sample_window_ms")) t.sample_window_ms = static_cast<int>(r.integer(q, p, "sample_window_ms"));
+  t.max_gpu_utilization_percent =
+      r.optional_number(q, p, "max_gpu_utilization_percent").value_or(t.max_gpu_utilization_percent);
+  t.max_gpu_temperature_c = r.optional_number(q, p, "max_gpu_temperature_c").value_or(t.max_gpu_temperature_c);
+  t.allow_foreign_gpu_processes =
+      r.optional_boolean(q, p, "allow_foreign_gpu_processes").value_or(t.allow_foreign_gpu_processes);
+  if (q.contains("slowdown_reasons")) {
+    const auto& arr = r.array(q, p, "slowdown_reasons");
+    const std::set<std::string> known = {"gpu_idle",           "applications_clocks_setting", "sw_power_cap",
+                                         "hw_slowdown",        "sync_boost",                  "sw_thermal_slowdown",
+                                         "hw_thermal_slowdown", "hw_power_brake_slowdown",    "display_clock_setting"};
+    t.slowdown_reasons.clear();
+    const std::string ap = FieldReader::child(p, "slowdown_reasons");
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      if (!arr[i].is_string() || !known.count(arr[i].get<std::string>())) {
+        r.fail(FieldReader::index(ap, i), "expected a clocks-event reason name", arr[i]);
+      }
+      t.slowdown_reasons.push_back(arr[i].get<std::string>());
+    }
+  }
+  if (q.contains("monitor_interval_ms")) t.monitor_interval_ms = static_cast<int>(r.integer(q, p, "monitor_interval_ms"));
+  check_positive(r, FieldReader::child(p, "max_load_per_core"), t.max_load_per_core);
+  check_positive(r, FieldReader::child(p, "sample_window_ms"), t.sample_window_ms);
+  check_positive(r, FieldReader::child(p, "monitor_interval_ms"), t.monitor_interval_ms);
+  return t;
+}
+
+}  // namespace
+
+Tolerance default_tolerance(const GateConfig& c, records::MetricKind kind) {
+  switch (kind) {
+    case records::MetricKind::timed: return c.timed_tolerance;
+    case records::MetricKind::counted: return c.counted_tolerance;
+    case records::MetricKind::accuracy: return c.accuracy_tolerance;
+  }
+  return {};
+}
+
+GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source) {
+  const FieldReader r(source);
+  if (!j.is_object()) r.fail("", "expected an object", j);
+  reject_unknown(r, j, "",
+                 {"schema_version", "gate", "description", "suites", "min_samples", "rerun_cap", "alpha", "noise",
+                  "default_tolerance", "target_branch", "quiet_box"});
+  const long long version = r.integer(j, "", "schema_version");
+  if (version != 1) r.fail("schema_version", "unsupported (this build reads 1)", version);
+  GateConfig c;
+  c.gate = r.string(j, "", "gate");
+  if (c.gate.empty()) r.fail("gate", "must not be empty", c.gate);
+  const auto& suites = r.array(j, "", "suites");
+  for (std::size_t i = 0; i < suites.size(); ++i) {
+    const std::string p = FieldReader::index("suites", i);
+    if (!suites[i].is_object()) r.fail(p, "expected an object", suites[i]);
+    reject_unknown(r, suites[i], p, {"name", "config"});
+    SuiteEntry s{r.string(suites[i], p, "name"), r.optional_string(suites[i], p, "config").value_or("")};
+    if (s.name.empty()) r.fail(FieldReader::child(p, "name"), "must not be empty", s.name);
+    c.suites.push_back(std::move(s));
+  }
+  if (j.contains("min_samples")) c.min_samples = static_cast<int>(r.integer(j, "", "min_samples"));
+  if (c.min_samples < 2) r.fail("min_samples", "must be >= 2", c.min_samples);
+  if (j.contains("rerun_cap")) c.rerun_cap = static_cast<int>(r.integer(j, "", "rerun_cap"));
+  if (c.rerun_cap < 0) r.fail("rerun_cap", "must be >= 0", c.rerun_cap);
+  c.alpha = r.optional_number(j, "", "alpha").value_or(c.alpha);
+  if (!(c.alpha > 0 && c.alpha < 1)) r.fail("alpha", "must be in (0, 1)", c.alpha);
+  if (j.contains("noise")) {
+    const auto& n = r.object(j, "", "noise");
+    reject_unknown(r, n, "noise", {"confidence", "resamples"});
+    c.noise_confidence = r.optional_number(n, "noise", "confidence").value_or(c.noise_confidence);
+    if (!(c.noise_confidence > 0 && c.noise_confidence < 1)) r.fail("noise.confidence", "must be in (0, 1)", c.noise_confidence);
+    if (n.contains("resamples")) c.noise_resamples = static_cast<int>(r.integer(n, "noise", "resamples"));
+    if (c.noise_resamples < 100) r.fail("noise.resamples", "must be >= 100", c.noise_resamples);
+  }
+  if (j.contains("default_tolerance")) {
+    const auto& t = r.object(j, "", "default_tolerance");
+    reject_unknown(r, t, "default_tolerance", {"timed", "counted", "accuracy"});
+    if (t.contains("timed")) c.timed_tolerance = parse_tolerance(r, r.object(t, "default_tolerance", "timed"), "default_tolerance.timed");
+    if (t.contains("counted")) c.counted_tolerance = parse_tolerance(r, r.object(t, "default_tolerance", "counted"), "default_tolerance.counted");
+    if (t.contains("accuracy")) c.accuracy_tolerance = parse_tolerance(r, r.object(t, "default_tolerance", "accuracy"), "default_tolerance.accuracy");
+  }
+  c.target_branch = r.optional_string(j, "", "target_branch").value_or(c.target_branch);
+  if (j.contains("quiet_box")) c.quiet_box = parse_quiet_box(r, r.object(j, "", "quiet_box"), "quiet_box");
+  return c;
+}
+
+GateConfig load_gate_config(const std::filesystem::path& path) {
+  nlohmann::json j;
+  try {
+    j = read_json_file(path);
+  } catch (const InputError& e) {
+    throw GateError(e.what());
+  }
+  return parse_gate_config(j, path.string());
+}
+
+nlohmann::json to_json(const GateConfig& c) {
+  nlohmann::json suites = nlohmann::json::array();
+  for (const auto& s : c.suites) suites.push_back({{"name", s.name}, {"config", s.config}});
+  auto tol = [](const Tolerance& t) { return nlohmann::json{{"relative", t.relative}, {"absolute", t.absolute}}; };
+  const auto& q = c.quiet_box;
+  return {{"schema_version", 1},
+          {"gate", c.gate},
+          {"suites", suites},
+          {"min_samples", c.min_samples},
+          {"rerun_cap", c.rerun_cap},
+          {"alpha", c.alpha},
+          {"noise", {{"confidence", c.noise_confidence}, {"resamples", c.noise_resamples}}},
+          {"default_tolerance",
+           {{"timed", tol(c.timed_tolerance)}, {"counted", tol(c.counted_tolerance)}, {"accuracy", tol(c.accuracy_tolerance)}}},
+          {"target_branch", c.target_branch},
+          {"quiet_box",
+           {{"max_load_per_core", q.max_load_per_core},
+            {"max_foreign_process_cpu_percent", q.max_foreign_process_cpu_percent},
+            {"sample_window_ms", q.sample_window_ms},
+            {"max_gpu_utilization_percent", q.max_gpu_utilization_percent},
+            {"max_gpu_temperature_c", q.max_gpu_temperature_c},
+            {"allow_foreign_gpu_processes", q.allow_foreign_gpu_processes},
+            {"slowdown_reasons", q.slowdown_reasons},
+            {"monitor_interval_ms", q.monitor_interval_ms}}}};
+}
+
+}  // namespace atlas::gates

@@ -1,0 +1,60 @@
+#pragma once
+// Gate configuration (gates/config/<gate>.json): which suites a gate runs, the statistical rule
+// settings, default tolerances per metric kind, the rerun cap, quiet-box thresholds and the
+// branch the merge-base check compares against. Schema in docs/gates.md.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gates/baseline.hpp"
+
+namespace atlas::gates {
+
+struct SuiteEntry {
+  std::string name;    ///< suite name as records store it ("ttft", "decode-anatomy", ...)
+  std::string config;  ///< the suite's config file, relative to the repository root ("" = suite default)
+};
+
+/// When the box counts as quiet (quiet_box.hpp). Defaults follow pyperf's advice (idle box,
+/// runnable threads << cores) and nvbench's throttle handling (drop samples under slowdown).
+struct QuietBoxThresholds {
+  double max_load_per_core = 0.5;                ///< 1-minute load average / online cores
+  double max_foreign_process_cpu_percent = 20;   ///< busiest foreign process, % of one core
+  int sample_window_ms = 500;                    ///< /proc/<pid>/stat delta window
+  double max_gpu_utilization_percent = 5;        ///< before the run (NVML utilization.gpu)
+  double max_gpu_temperature_c = 85;
+  bool allow_foreign_gpu_processes = false;
+  /// Clocks-event reasons that invalidate samples taken while they are active
+  /// (names from decode_clocks_event_reasons()).
+  std::vector<std::string> slowdown_reasons = {"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown",
+                                               "hw_thermal_slowdown", "hw_power_brake_slowdown"};
+  int monitor_interval_ms = 100;                 ///< background NVML sampling period
+};
+
+struct GateConfig {
+  std::string gate;                   ///< "pr", "nightly"
+  std::vector<SuiteEntry> suites;
+  int min_samples = 5;                ///< fewer candidate samples -> needs more samples
+  int rerun_cap = 3;                  ///< extra attempts for metrics that need more samples
+  double alpha = 0.01;                ///< Mann-Whitney U significance level
+  double noise_confidence = 0.95;     ///< bootstrap CI level for the noise estimate
+  int noise_resamples = 2000;
+  Tolerance timed_tolerance{0.05, 0};     ///< default for new timed metrics (baseline init)
+  Tolerance counted_tolerance{0, 0};
+  Tolerance accuracy_tolerance{0, 0};
+  std::string target_branch = "origin/main";  ///< merge-base check; falls back to "main"
+  QuietBoxThresholds quiet_box;
+};
+
+/// The default tolerance for a metric kind.
+Tolerance default_tolerance(const GateConfig& c, records::MetricKind kind);
+
+/// Validates every field; unknown keys are errors too (a misspelt threshold must not silently
+/// fall back to a default). Throws GateError naming source, field and value.
+GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source);
+GateConfig load_gate_config(const std::filesystem::path& path);
+nlohmann::json to_json(const GateConfig& c);
+
+}  // namespace atlas::gates

@@ -1,0 +1,134 @@
+#include "gates/gate_run.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace atlas::gates {
+namespace {
+
+std::vector<std::string> suites_needing_samples(const Comparison& c) {
+  std::set<std::string> out;
+  for (const auto& v : c.verdicts) {
+    if (v.status == VerdictStatus::needs_more_samples) out.insert(split_metric_key(v.key).first);
+  }
+  return {out.begin(), out.end()};
+}
+
+nlohmann::json verdicts_json(const GateOutcome& o) {
+  nlohmann::json j = to_json(o.comparison);
+  j["overall"] = to_string(o.overall);
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const auto& a : o.attempts) attempts.push_back(to_json(a));
+  j["attempts"] = attempts;
+  j["dropped_attempts"] = o.dropped_attempts;
+  if (!o.reason.empty()) j["reason"] = o.reason;
+  return j;
+}
+
+}  // namespace
+
+void pool_samples(records::Record& into, const records::Record& from) {
+  for (const auto& [suite_name, suite] : from.suites) {
+    auto it = into.suites.find(suite_name);
+    if (it == into.suites.end()) {
+      into.suites.emplace(suite_name, suite);
+      continue;
+    }
+    for (const auto& [metric_name, m] : suite.metrics) {
+      auto mit = it->second.metrics.find(metric_name);
+      if (mit == it->second.metrics.end()) {
+        it->second.metrics.emplace(metric_name, m);
+      } else {
+        mit->second.samples.insert(mit->second.samples.end(), m.samples.begin(), m.samples.end());
+      }
+    }
+  }
+  if (!from.end_utc.empty()) into.end_utc = from.end_utc;
+}
+
+GateOutcome run_gate(const GateConfig& cfg, const Baseline& baseline, const RunSuites& run_suites, AttemptGuard* guard) {
+  GateOutcome out;
+  const CompareSettings settings = compare_settings(cfg);
+  std::vector<std::string> suites;
+  for (const auto& s : cfg.suites) suites.push_back(s.name);
+  bool have_record = false;
+  const int max_attempts = 1 + cfg.rerun_cap;
+  for (int attempt = 0; attempt < max_attempts && !suites.empty(); ++attempt) {
+    AttemptLog log{attempt, suites, false, ""};
+    if (guard) guard->begin(attempt);
+    records::Record r = run_suites(attempt, suites);
+    if (guard) {
+      if (auto why = guard->end(attempt)) {
+        log.dropped = true;
+        log.drop_reason = *why;
+      }
+    }
+    out.attempts.push_back(log);
+    if (log.dropped) {
+      ++out.dropped_attempts;
+      continue;  // same suites again
+    }
+    if (!r.valid) {
+      out.record = std::move(r);
+      out.overall = Overall::regression;
+      out.reason = "the suite run failed: " + out.record.invalid_reason;
+      out.record.verdicts = verdicts_json(out);
+      return out;
+    }
+    if (!have_record) {
+      out.record = std::move(r);
+      have_record = true;
+    } else {
+      pool_samples(out.record, r);
+    }
+    out.comparison = compare(baseline, out.record, settings);
+    suites = suites_needing_samples(out.comparison);
+  }
+  if (!have_record) {
+    out.overall = Overall::inconclusive;
+    out.reason = "all " + std::to_string(out.dropped_attempts) + " attempts were dropped (" +
+                 (out.attempts.empty() ? std::string("no attempt") : out.attempts.back().drop_reason) + ")";
+    out.record.valid = true;
+    out.record.verdicts = verdicts_json(out);
+    return out;
+  }
+  out.overall = out.comparison.overall;
+  if (out.overall == Overall::inconclusive) {
+    out.reason = "some metrics still need more samples after " + std::to_string(cfg.rerun_cap) + " reruns";
+  }
+  out.record.verdicts = verdicts_json(out);
+  return out;
+}
+
+GateDecision decide(const GateOutcome& outcome, bool merge_base_ok, bool box_quiet, bool allow_noisy) {
+  GateDecision d;
+  d.overall = outcome.overall;
+  if (!outcome.reason.empty()) d.reasons.push_back(outcome.reason);
+  if (!merge_base_ok) {
+    d.overall = Overall::regression;
+    d.reasons.push_back("a BASELINE was loosened since the merge-base without an accept entry");
+  }
+  if (box_quiet) return d;
+  if (allow_noisy) {
+    d.reasons.push_back("the box was not quiet; judged anyway (--allow-noisy)");
+    return d;
+  }
+  // Noise cannot move an exact metric, a failed run or a loosened baseline: those stand.
+  const bool noise_proof_failure =
+      !merge_base_ok || (d.overall == Overall::regression && !outcome.reason.empty()) ||
+      std::any_of(outcome.comparison.verdicts.begin(), outcome.comparison.verdicts.end(), [](const Verdict& v) {
+        const bool fails = v.status == VerdictStatus::regression || v.status == VerdictStatus::missing ||
+                           v.status == VerdictStatus::incomparable;
+        return fails && (v.kind != records::MetricKind::timed || v.status != VerdictStatus::regression);
+      });
+  if (noise_proof_failure) return d;
+  d.overall = Overall::inconclusive;
+  d.reasons.push_back("the box was not quiet, so timed verdicts are not trusted (pass --allow-noisy to judge anyway)");
+  return d;
+}
+
+nlohmann::json to_json(const AttemptLog& a) {
+  return {{"attempt", a.attempt}, {"suites", a.suites}, {"dropped", a.dropped}, {"drop_reason", a.drop_reason}};
+}
+
+}  // namespace atlas::gates

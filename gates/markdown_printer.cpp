@@ -1,0 +1,86 @@
+#include "gates/markdown_printer.hpp"
+
+#include <string>
+#include <vector>
+
+namespace atlas::gates {
+namespace {
+
+// Table cells must not break the row: escape pipes, flatten newlines.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const char* headline(Overall o) {
+  switch (o) {
+    case Overall::pass: return "pass";
+    case Overall::regression: return "REGRESSION";
+    case Overall::inconclusive: return "inconclusive";
+  }
+  return "?";
+}
+
+void table(const std::vector<const Verdict*>& rows, std::ostream& out) {
+  out << "| metric | baseline | candidate | delta | verdict | why |\n|---|---:|---:|---:|---|---|\n";
+  for (const auto* v : rows) {
+    const std::string unit = v->unit.empty() ? "" : " " + v->unit;
+    out << "| `" << cell(v->key) << "` | " << format_value(v->baseline_value) << (v->baseline_value ? unit : "") << " | "
+        << format_value(v->candidate_value) << (v->candidate_value ? unit : "") << " | " << format_delta_pct(v->delta_pct)
+        << " | " << to_string(v->status) << " | " << cell(v->why) << " |\n";
+  }
+}
+
+}  // namespace
+
+void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
+  out << "### atlas-bench gate `" << r.gate << "`: **" << headline(r.decision.overall) << "**\n\n";
+  out << "Machine class `" << r.machine_class << "`, baseline `" << r.baseline_file << "`";
+  if (!r.commit.empty()) out << ", commit `" << r.commit.substr(0, 12) << "`";
+  out << ".\n\n";
+  for (const auto& why : r.decision.reasons) out << "- " << cell(why) << "\n";
+  if (!r.decision.reasons.empty()) out << "\n";
+  std::vector<const Verdict*> notable, quiet;
+  for (const auto& v : r.comparison.verdicts) {
+    (v.status == VerdictStatus::same ? quiet : notable).push_back(&v);
+  }
+  if (!notable.empty()) table(notable, out);
+  if (notable.empty() && !r.comparison.verdicts.empty()) out << "All " << quiet.size() << " metrics unchanged.\n";
+  if (!quiet.empty()) {
+    out << "\n<details><summary>" << quiet.size() << " unchanged metrics</summary>\n\n";
+    table(quiet, out);
+    out << "\n</details>\n";
+  }
+  if (r.merge_base && r.merge_base->ran && !r.merge_base->violations.empty()) {
+    out << "\n**BASELINE loosened without review** (merge-base `" << r.merge_base->base_commit.substr(0, 12) << "` of `"
+        << r.merge_base->target << "`):\n\n";
+    for (const auto& v : r.merge_base->violations) {
+      out << "- `" << cell(v.file) << "`" << (v.metric.empty() ? "" : " `" + cell(v.metric) + "`") << ": " << cell(v.problem)
+          << "\n";
+    }
+  } else if (r.merge_base && !r.merge_base->ran) {
+    out << "\nMerge-base check skipped: " << cell(r.merge_base->skipped_reason) << "\n";
+  }
+  if (!r.quiet_box_reasons.empty()) {
+    out << "\n**Box not quiet:**\n\n";
+    for (const auto& why : r.quiet_box_reasons) out << "- " << cell(why) << "\n";
+  }
+  int dropped = 0;
+  for (const auto& a : r.attempts) dropped += a.dropped ? 1 : 0;
+  out << "\n" << r.attempts.size() << " attempt(s)";
+  if (dropped) out << ", " << dropped << " dropped (throttled)";
+  out << ".";
+  if (!r.record_file.empty()) out << " Record: `" << r.record_file << "`.";
+  out << "\n";
+}
+
+}  // namespace atlas::gates

@@ -1,0 +1,88 @@
+#include "gates/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/error.hpp"
+
+extern char** environ;
+
+namespace atlas::gates {
+namespace {
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (::pipe2(fd, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+  }
+  ~Pipe() {
+    for (int f : fd) {
+      if (f >= 0) ::close(f);
+    }
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  void close_end(int i) {
+    if (fd[i] >= 0) ::close(fd[i]);
+    fd[i] = -1;
+  }
+};
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd) {
+  if (argv.empty()) throw Error("run_process: empty argv");
+  Pipe out, err;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out.fd[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err.fd[1], STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ProcessResult result;
+  if (rc != 0) {
+    result.err = argv[0] + ": " + std::strerror(rc);
+    return result;
+  }
+  out.close_end(1);
+  err.close_end(1);
+  pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+}  // namespace atlas::gates

@@ -1,0 +1,149 @@
+#include "gates/ratchet.hpp"
+
+#include <ctime>
+
+#include "gates/compare.hpp"
+#include "gates/error.hpp"
+
+namespace atlas::gates {
+namespace {
+
+BaselineMetric from_record_metric(const records::Metric& m, const GateConfig& cfg) {
+  BaselineMetric bm;
+  bm.value = candidate_value(m);
+  bm.unit = m.unit;
+  bm.better = m.better;
+  bm.kind = m.kind;
+  bm.tolerance = default_tolerance(cfg, m.kind);
+  bm.samples = m.samples;
+  return bm;
+}
+
+void require_reason(const std::string& reason, const std::string& what) {
+  if (reason.empty()) throw GateError(what + ": a --reason is required");
+}
+
+BaselineMetric& existing(Baseline& b, const std::string& key) {
+  const auto it = b.metrics.find(key);
+  if (it == b.metrics.end()) {
+    throw GateError("baseline " + b.gate + "/" + b.machine_class + ": no metric '" + key + "'");
+  }
+  return it->second;
+}
+
+void set_frozen(Baseline& b, const std::string& key, bool frozen, const std::string& reason, const ChangeStamp& stamp) {
+  const auto action = frozen ? HistoryAction::freeze : HistoryAction::unfreeze;
+  const char* verb = frozen ? "freeze" : "unfreeze";
+  require_reason(reason, verb);
+  if (key.empty()) {
+    if (b.frozen == frozen) throw GateError(std::string(verb) + ": the file is already " + (frozen ? "frozen" : "unfrozen"));
+    b.frozen = frozen;
+    b.history.push_back({stamp.commit, stamp.date, std::nullopt, std::nullopt, reason, action, ""});
+    return;
+  }
+  auto& m = existing(b, key);
+  if (m.frozen == frozen) throw GateError(std::string(verb) + ": metric '" + key + "' is already " + (frozen ? "frozen" : "unfrozen"));
+  m.frozen = frozen;
+  m.history.push_back({stamp.commit, stamp.date, m.value, m.value, reason, action, ""});
+}
+
+}  // namespace
+
+std::string utc_now_iso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Baseline init_baseline(const records::Record& r, const GateConfig& cfg, const std::string& machine_class,
+                       const ChangeStamp& stamp, const std::string& reason) {
+  Baseline b;
+  b.gate = cfg.gate;
+  b.machine_class = machine_class;
+  for (const auto& [suite_name, suite] : r.suites) {
+    for (const auto& [metric_name, m] : suite.metrics) {
+      if (m.samples.empty()) continue;
+      auto bm = from_record_metric(m, cfg);
+      bm.history.push_back({stamp.commit, stamp.date, std::nullopt, bm.value, reason, HistoryAction::init, ""});
+      b.metrics.emplace(metric_key(suite_name, metric_name), std::move(bm));
+    }
+  }
+  if (b.metrics.empty()) throw GateError("baseline init: the record has no metric with samples");
+  return b;
+}
+
+RatchetResult ratchet(Baseline& b, const records::Record& record, const GateConfig& cfg, const ChangeStamp& stamp) {
+  RatchetResult out;
+  const Comparison cmp = compare(b, record, compare_settings(cfg));
+  for (const auto& v : cmp.verdicts) {
+    if (v.status == VerdictStatus::improved) {
+      auto& m = b.metrics.at(v.key);
+      if (b.frozen || m.frozen) {
+        out.frozen.push_back(v.key);
+        continue;
+      }
+      const auto* c = find_metric(record, v.key);
+      m.history.push_back({stamp.commit, stamp.date, m.value, *v.candidate_value, v.why, HistoryAction::ratchet, ""});
+      m.value = *v.candidate_value;
+      m.samples = c->samples;
+      out.tightened.push_back(v.key);
+    } else if (v.status == VerdictStatus::new_metric && v.candidate_value) {
+      if (b.frozen) {
+        out.frozen.push_back(v.key);
+        continue;
+      }
+      auto bm = from_record_metric(*find_metric(record, v.key), cfg);
+      bm.history.push_back({stamp.commit, stamp.date, std::nullopt, bm.value, "new metric added by ratchet",
+                            HistoryAction::init, ""});
+      b.metrics.emplace(v.key, std::move(bm));
+      out.added.push_back(v.key);
+    }
+  }
+  return out;
+}
+
+void accept(Baseline& b, const std::string& key, const records::Record& record, const std::string& reason,
+            const GateConfig& cfg, const ChangeStamp& stamp) {
+  require_reason(reason, "accept");
+  split_metric_key(key);
+  if (b.frozen) throw GateError("accept " + key + ": the baseline file is frozen; unfreeze it first");
+  const auto* c = find_metric(record, key);
+  if (!c || c->samples.empty()) throw GateError("accept " + key + ": the record has no samples for this metric");
+  auto fresh = from_record_metric(*c, cfg);
+  const auto it = b.metrics.find(key);
+  if (it == b.metrics.end()) {
+    fresh.history.push_back({stamp.commit, stamp.date, std::nullopt, fresh.value, reason, HistoryAction::accept, ""});
+    b.metrics.emplace(key, std::move(fresh));
+    return;
+  }
+  auto& m = it->second;
+  if (m.frozen) throw GateError("accept " + key + ": the metric is frozen; unfreeze it first");
+  m.history.push_back({stamp.commit, stamp.date, m.value, fresh.value, reason, HistoryAction::accept, ""});
+  m.value = fresh.value;
+  m.samples = std::move(fresh.samples);
+  m.unit = fresh.unit;
+  m.kind = fresh.kind;
+  m.better = fresh.better;
+}
+
+void remove_metric(Baseline& b, const std::string& key, const std::string& reason, const ChangeStamp& stamp) {
+  require_reason(reason, "remove");
+  if (b.frozen) throw GateError("remove " + key + ": the baseline file is frozen; unfreeze it first");
+  const auto& m = existing(b, key);
+  if (m.frozen) throw GateError("remove " + key + ": the metric is frozen; unfreeze it first");
+  b.history.push_back({stamp.commit, stamp.date, m.value, std::nullopt, reason, HistoryAction::remove, key});
+  b.metrics.erase(key);
+}
+
+void freeze(Baseline& b, const std::string& key, const std::string& reason, const ChangeStamp& stamp) {
+  set_frozen(b, key, true, reason, stamp);
+}
+
+void unfreeze(Baseline& b, const std::string& key, const std::string& reason, const ChangeStamp& stamp) {
+  set_frozen(b, key, false, reason, stamp);
+}
+
+}  // namespace atlas::gates

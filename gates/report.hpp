@@ -1,0 +1,34 @@
+#pragma once
+// Everything a gate run produced, in one value that printers render.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gates/compare.hpp"
+#include "gates/gate_run.hpp"
+#include "gates/merge_base_check.hpp"
+
+namespace atlas::gates {
+
+struct GateReport {
+  std::string gate;
+  std::string machine_class;
+  std::string baseline_file;
+  std::string commit;
+  std::string record_file;              ///< where the record was written ("" when not written)
+  Comparison comparison;
+  GateDecision decision;
+  std::optional<MergeBaseReport> merge_base;
+  bool box_quiet = true;
+  std::vector<std::string> quiet_box_reasons;
+  std::vector<AttemptLog> attempts;
+};
+
+/// Formats a value with 4 significant digits ("12.35", "0.0001234", "1.2e+06"); "-" when absent.
+std::string format_value(const std::optional<double>& v);
+/// "+3.21%" / "-0.50%"; "-" when absent.
+std::string format_delta_pct(const std::optional<double>& v);
+
+}  // namespace atlas::gates

@@ -1,0 +1,51 @@
+#include "gates/text_printer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+namespace atlas::gates {
+
+void TextPrinter::print(const GateReport& r, std::ostream& out) const {
+  out << "gate " << r.gate << " on " << r.machine_class << " (baseline " << r.baseline_file << ")\n";
+  using Row = std::array<std::string, 6>;
+  std::vector<Row> rows = {{"metric", "baseline", "candidate", "delta", "verdict", "why"}};
+  for (const auto& v : r.comparison.verdicts) {
+    const std::string unit = v.unit.empty() ? "" : " " + v.unit;
+    rows.push_back({v.key, format_value(v.baseline_value) + (v.baseline_value ? unit : ""),
+                    format_value(v.candidate_value) + (v.candidate_value ? unit : ""), format_delta_pct(v.delta_pct),
+                    to_string(v.status), v.why});
+  }
+  std::array<std::size_t, 6> width{};
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c + 1 < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      out << row[c];
+      if (c + 1 < row.size()) out << std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    out << "\n";
+  }
+  if (r.merge_base) {
+    if (!r.merge_base->ran) {
+      out << "merge-base check skipped: " << r.merge_base->skipped_reason << "\n";
+    } else {
+      for (const auto& v : r.merge_base->violations) {
+        out << "merge-base (" << r.merge_base->target << " @ " << r.merge_base->base_commit.substr(0, 12) << "): " << v.file
+            << (v.metric.empty() ? "" : " " + v.metric) << ": " << v.problem << "\n";
+      }
+    }
+  }
+  for (const auto& why : r.quiet_box_reasons) out << "quiet-box: " << why << "\n";
+  for (const auto& a : r.attempts) {
+    if (a.dropped) out << "attempt " << a.attempt << " dropped: " << a.drop_reason << "\n";
+  }
+  out << "result: " << to_string(r.decision.overall);
+  for (const auto& why : r.decision.reasons) out << "; " << why;
+  out << "\n";
+  if (!r.record_file.empty()) out << "record: " << r.record_file << "\n";
+}
+
+}  // namespace atlas::gates

@@ -1,0 +1,150 @@
+#include "records/diff.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "records/error.hpp"
+#include "records/stats.hpp"
+
+namespace atlas::records {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double p50_of(const Metric& m) { return m.samples.empty() ? kNaN : stats::median(m.samples); }
+
+double delta_pct(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return kNaN;
+  if (a == b) return 0.0;
+  if (a == 0.0) return kNaN;
+  return 100.0 * (b - a) / std::fabs(a);
+}
+
+// improved/regressed from the sign of b - a and which direction is better.
+Change direction(double a, double b, Better better) {
+  const bool lower = b < a;
+  return (lower == (better == Better::lower)) ? Change::improved : Change::regressed;
+}
+
+DiffSide side_of(const Record& r, const std::string& label) {
+  return {label, r.git.commit, r.git.branch, r.machine.machine_class, r.gate_or_suite, r.start_utc, r.git.dirty, r.valid};
+}
+
+MetricDiff one_sided(const std::string& suite, const std::string& name, const Metric& m, bool in_a) {
+  MetricDiff d;
+  d.suite = suite;
+  d.metric = name;
+  d.unit = m.unit;
+  d.better = m.better;
+  d.kind = m.kind;
+  (in_a ? d.n_a : d.n_b) = static_cast<int>(m.samples.size());
+  d.p50_a = in_a ? p50_of(m) : kNaN;
+  d.p50_b = in_a ? kNaN : p50_of(m);
+  d.delta_pct = kNaN;
+  d.p_value = kNaN;
+  d.test = "none";
+  d.change = in_a ? Change::removed : Change::added;
+  return d;
+}
+
+}  // namespace
+
+const char* to_string(Change c) {
+  switch (c) {
+    case Change::improved: return "improved";
+    case Change::regressed: return "regressed";
+    case Change::unchanged: return "unchanged";
+    case Change::noise: return "noise";
+    case Change::added: return "added";
+    case Change::removed: return "removed";
+    case Change::incomparable: return "incomparable";
+  }
+  return "?";
+}
+
+int RecordDiff::count(Change c) const {
+  return static_cast<int>(std::count_if(metrics.begin(), metrics.end(), [c](const MetricDiff& d) { return d.change == c; }));
+}
+
+MetricDiff diff_metric(const std::string& suite, const std::string& name, const Metric& a, const Metric& b,
+                       const DiffOptions& options) {
+  MetricDiff d;
+  d.suite = suite;
+  d.metric = name;
+  d.unit = b.unit;
+  d.better = b.better;
+  d.kind = b.kind;
+  d.n_a = static_cast<int>(a.samples.size());
+  d.n_b = static_cast<int>(b.samples.size());
+  d.p50_a = p50_of(a);
+  d.p50_b = p50_of(b);
+  d.delta_pct = delta_pct(d.p50_a, d.p50_b);
+  d.p_value = kNaN;
+  d.test = "none";
+  if (a.unit != b.unit || a.kind != b.kind) {
+    d.change = Change::incomparable;
+    return d;
+  }
+  if (d.n_a == 0 || d.n_b == 0) {
+    d.change = (d.n_a == 0 && d.n_b == 0) ? Change::unchanged : Change::noise;
+    return d;
+  }
+  if (a.kind != MetricKind::timed) {
+    d.test = "exact-compare";
+    d.significant = d.p50_a != d.p50_b;
+    d.change = d.significant ? direction(d.p50_a, d.p50_b, d.better) : Change::unchanged;
+    return d;
+  }
+  // Relative size of the change; a change away from a zero median counts as large.
+  const bool large = d.p50_a != d.p50_b && (std::isnan(d.delta_pct) || std::fabs(d.delta_pct) >= options.threshold_pct);
+  if (d.n_a >= 2 && d.n_b >= 2) {
+    const auto u = stats::mann_whitney_u(a.samples, b.samples);
+    d.p_value = u.p_value;
+    d.test = u.method;
+    d.significant = u.p_value < options.alpha;
+  } else {
+    d.significant = large;  // asv: single-repeat results are compared on the factor alone
+  }
+  if (!large) d.change = Change::unchanged;
+  else if (!d.significant) d.change = Change::noise;
+  else d.change = direction(d.p50_a, d.p50_b, d.better);
+  return d;
+}
+
+RecordDiff diff_records(const Record& a, const Record& b, const DiffOptions& options, const std::string& label_a,
+                        const std::string& label_b) {
+  if (!(options.alpha > 0.0 && options.alpha < 1.0)) {
+    throw RecordError("diff: alpha = " + std::to_string(options.alpha) + " is not in (0, 1)");
+  }
+  if (!(options.threshold_pct >= 0.0)) {
+    throw RecordError("diff: threshold_pct = " + std::to_string(options.threshold_pct) + " must be >= 0");
+  }
+  RecordDiff out;
+  out.a = side_of(a, label_a);
+  out.b = side_of(b, label_b);
+  out.options = options;
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const Record* r : {&a, &b}) {
+    for (const auto& [sname, s] : r->suites) {
+      for (const auto& [mname, m] : s.metrics) keys.emplace(sname, mname);
+    }
+  }
+  auto find = [](const Record& r, const std::string& s, const std::string& m) -> const Metric* {
+    const auto si = r.suites.find(s);
+    if (si == r.suites.end()) return nullptr;
+    const auto mi = si->second.metrics.find(m);
+    return mi == si->second.metrics.end() ? nullptr : &mi->second;
+  };
+  for (const auto& [sname, mname] : keys) {
+    const Metric* ma = find(a, sname, mname);
+    const Metric* mb = find(b, sname, mname);
+    if (ma && mb) out.metrics.push_back(diff_metric(sname, mname, *ma, *mb, options));
+    else if (ma) out.metrics.push_back(one_sided(sname, mname, *ma, true));
+    else out.metrics.push_back(one_sided(sname, mname, *mb, false));
+  }
+  return out;
+}
+
+}  // namespace atlas::records

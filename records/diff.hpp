@@ -1,0 +1,67 @@
+#pragma once
+// Comparing two records metric by metric (`atlas-bench diff A B`).
+//
+// Timed metrics follow asv compare and Google Benchmark's compare.py: a change is real only when
+// it is both large (|Δ| of the medians >= threshold_pct, asv's --factor) and statistically
+// significant (two-sided Mann–Whitney U p < alpha, compare.py's --alpha). Large but not
+// significant is "noise" (asv's '~'). With fewer than 2 samples on a side no test is possible
+// and, as asv does for single-repeat results, the threshold alone decides.
+// Counted and accuracy metrics are deterministic and compare exactly: any change of the median
+// is improved or regressed.
+#include <string>
+#include <vector>
+
+#include "records/metric.hpp"
+#include "records/record.hpp"
+
+namespace atlas::records {
+
+/// improved/regressed: a real change in the better/worse direction; unchanged: below the
+/// threshold (or equal, for exact metrics); noise: large but not significant; added/removed:
+/// present only in B / only in A; incomparable: unit or kind differs between A and B (asv's 'x').
+enum class Change { improved, regressed, unchanged, noise, added, removed, incomparable };
+const char* to_string(Change c);
+
+struct DiffOptions {
+  double alpha = 0.05;         ///< significance level of the U test (Google Benchmark compare.py default)
+  double threshold_pct = 5.0;  ///< minimum |Δ%| of the medians for a timed change to count
+};
+
+struct MetricDiff {
+  std::string suite, metric, unit;
+  Better better = Better::lower;
+  MetricKind kind = MetricKind::timed;
+  int n_a = 0, n_b = 0;   ///< sample counts (0 on the side where the metric is absent)
+  double p50_a = 0, p50_b = 0;  ///< NaN where absent or without samples
+  double delta_pct = 0;   ///< 100·(p50_b - p50_a)/|p50_a|; NaN when undefined (absent, p50_a = 0 ≠ p50_b)
+  double p_value = 0;     ///< two-sided U-test p (timed metrics with >= 2 samples per side), else NaN
+  std::string test;       ///< "exact" | "asymptotic" | "identical" | "none" (no test) | "exact-compare"
+  bool significant = false;
+  Change change = Change::unchanged;
+};
+
+/// Identifies one side of a diff in printed output.
+struct DiffSide {
+  std::string label;  ///< file path or argument as given
+  std::string commit, branch, machine_class, gate_or_suite, start_utc;
+  bool dirty = false;
+  bool valid = true;
+};
+
+struct RecordDiff {
+  DiffSide a, b;
+  DiffOptions options;
+  std::vector<MetricDiff> metrics;  ///< sorted by (suite, metric)
+  /// Counts of each Change, for summaries.
+  int count(Change c) const;
+};
+
+/// Compares every metric present in either record (A = baseline, B = candidate).
+RecordDiff diff_records(const Record& a, const Record& b, const DiffOptions& options = {},
+                        const std::string& label_a = "A", const std::string& label_b = "B");
+
+/// Compares one metric present in both records.
+MetricDiff diff_metric(const std::string& suite, const std::string& name, const Metric& a, const Metric& b,
+                       const DiffOptions& options);
+
+}  // namespace atlas::records

@@ -1,0 +1,28 @@
+#pragma once
+// Output formats of a record diff: one interface, one file per printer (as nvbench's printers).
+#include <memory>
+#include <ostream>
+#include <string_view>
+
+#include "records/diff.hpp"
+
+namespace atlas::records {
+
+class DiffPrinter {
+ public:
+  virtual ~DiffPrinter() = default;
+  /// Writes the whole diff to `out`.
+  virtual void print(const RecordDiff& diff, std::ostream& out) const = 0;
+};
+
+/// Aligned plain-text table for terminals (text_printer.cpp).
+std::unique_ptr<DiffPrinter> make_text_printer();
+/// GitHub-flavoured Markdown table, for PR comments and job summaries (markdown_printer.cpp).
+std::unique_ptr<DiffPrinter> make_markdown_printer();
+/// Machine-readable JSON; NaN written as null (json_printer.cpp).
+std::unique_ptr<DiffPrinter> make_json_printer();
+
+/// "text" | "md" | "json". Throws RecordError naming the bad format otherwise.
+std::unique_ptr<DiffPrinter> make_diff_printer(std::string_view format);
+
+}  // namespace atlas::records

@@ -1,0 +1,56 @@
+#pragma once
+// Number formatting shared by the human-readable printers.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "records/diff.hpp"
+
+namespace atlas::records::printers {
+
+/// Six significant digits, "-" for NaN.
+inline std::string number(double v) {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+/// Signed percentage with two decimals ("+11.43%"), "-" for NaN.
+inline std::string percent(double v) {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.2f%%", v);
+  return buf;
+}
+
+/// p-value with three significant digits, "-" when no test ran.
+inline std::string p_value(double p) {
+  if (std::isnan(p)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", p);
+  return buf;
+}
+
+/// "3f9a0c12b4de[-dirty] (branch)": a short, unambiguous-enough commit for headings.
+inline std::string commit(const DiffSide& s) {
+  std::string c = s.commit.size() > 12 ? s.commit.substr(0, 12) : s.commit;
+  if (s.dirty) c += "-dirty";
+  if (!s.branch.empty()) c += " (" + s.branch + ")";
+  return c;
+}
+
+/// "1 regressed, 2 improved, ..." over every Change that occurs.
+inline std::string counts(const RecordDiff& d) {
+  std::string out;
+  for (Change c : {Change::regressed, Change::improved, Change::noise, Change::unchanged, Change::added,
+                   Change::removed, Change::incomparable}) {
+    const int n = d.count(c);
+    if (n == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(n) + " " + to_string(c);
+  }
+  return out.empty() ? "no metrics" : out;
+}
+
+}  // namespace atlas::records::printers

@@ -1,0 +1,47 @@
+#include <string>
+
+#include "records/printers/diff_printer.hpp"
+#include "records/printers/format.hpp"
+
+namespace atlas::records {
+namespace {
+
+// Cells must not break the table: escape the column separator.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+class MarkdownPrinter final : public DiffPrinter {
+ public:
+  void print(const RecordDiff& d, std::ostream& out) const override {
+    out << "| | record | commit | machine | gate/suite | start (UTC) |\n|---|---|---|---|---|---|\n";
+    for (const DiffSide* s : {&d.a, &d.b}) {
+      out << "| " << (s == &d.a ? "A" : "B") << " | `" << cell(s->label) << "` | `" << cell(printers::commit(*s)) << "` | "
+          << cell(s->machine_class) << " | " << cell(s->gate_or_suite) << " | " << cell(s->start_utc)
+          << (s->valid ? "" : " (INVALID)") << " |\n";
+    }
+    out << "\n| suite | metric | unit | A p50 | B p50 | delta | p | n A/B | change |\n"
+           "|---|---|---|--:|--:|--:|--:|--:|---|\n";
+    for (const auto& m : d.metrics) {
+      const bool real = m.change == Change::regressed || m.change == Change::improved;
+      const std::string change = real ? "**" + std::string(to_string(m.change)) + "**" : to_string(m.change);
+      out << "| " << cell(m.suite) << " | " << cell(m.metric) << " | " << cell(m.unit) << " | "
+          << printers::number(m.p50_a) << " | " << printers::number(m.p50_b) << " | " << printers::percent(m.delta_pct)
+          << " | " << printers::p_value(m.p_value) << " | " << m.n_a << "/" << m.n_b << " | " << change << " |\n";
+    }
+    out << "\n" << printers::counts(d) << " (two-sided Mann-Whitney U, alpha " << printers::number(d.options.alpha)
+        << ", threshold " << printers::number(d.options.threshold_pct) << "%)\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<DiffPrinter> make_markdown_printer() { return std::make_unique<MarkdownPrinter>(); }
+
+}  // namespace atlas::records

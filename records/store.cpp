@@ -1,0 +1,172 @@
+#include "records/store.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <set>
+#include <system_error>
+
+#include "common/atomic_file.hpp"
+#include "records/error.hpp"
+#include "records/provenance.hpp"
+#include "records/record_io.hpp"
+
+namespace atlas::records {
+namespace fs = std::filesystem;
+namespace {
+
+bool safe_component(const std::string& s) {
+  if (s.empty() || s.front() == '.') return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == '+' || c == '-';
+  });
+}
+
+void require_safe(const std::string& value, const char* field) {
+  if (!safe_component(value)) {
+    throw RecordError(std::string("record field ") + field + " = \"" + value +
+                      "\" cannot name a .benchmarks path component (allowed: letters, digits, '.', '_', "
+                      "'+', '-'; not empty, not starting with '.')");
+  }
+}
+
+// "<gate_or_suite>-<YYYYMMDDTHHMMSSZ>[-N].json"; gate names may themselves contain '-'.
+const std::regex& file_name_pattern() {
+  static const std::regex re(R"(^(.+)-(\d{8}T\d{6}Z)(-\d+)?\.json$)");
+  return re;
+}
+
+std::optional<StoredRecord> parse_layout(const fs::path& file, const std::string& machine, const std::string& commit_dir) {
+  std::smatch m;
+  const std::string name = file.filename().string();
+  if (name.empty() || name.front() == '.' || !std::regex_match(name, m, file_name_pattern())) return std::nullopt;
+  StoredRecord s;
+  s.path = file;
+  s.machine_class = machine;
+  s.commit = commit_dir;
+  constexpr std::string_view kDirty = "-dirty";
+  if (s.commit.size() > kDirty.size() && s.commit.ends_with(kDirty)) {
+    s.dirty = true;
+    s.commit.resize(s.commit.size() - kDirty.size());
+  }
+  s.gate_or_suite = m[1].str();
+  s.utc = m[2].str();
+  if (m[3].matched) {
+    try {
+      s.sequence = std::stoi(m[3].str().substr(1));
+    } catch (const std::exception&) {
+      return std::nullopt;  // a suffix too long for an int is not one of ours
+    }
+  }
+  return s;
+}
+
+bool older(const StoredRecord& a, const StoredRecord& b) {
+  if (a.utc != b.utc) return a.utc < b.utc;
+  if (a.sequence != b.sequence) return a.sequence < b.sequence;
+  return a.path < b.path;
+}
+
+}  // namespace
+
+std::string compact_utc(const std::string& iso) {
+  static const std::regex re(R"(^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?Z$)");
+  std::smatch m;
+  if (!std::regex_match(iso, m, re)) {
+    throw RecordError("start_utc = \"" + iso + "\" is not an ISO-8601 UTC time like 2026-11-29T14:33:20Z");
+  }
+  return m[1].str() + m[2].str() + m[3].str() + "T" + m[4].str() + m[5].str() + m[6].str() + "Z";
+}
+
+fs::path record_relative_path(const Record& r) {
+  require_safe(r.machine.machine_class, "machine.machine_class");
+  require_safe(r.git.commit, "git.commit");
+  require_safe(r.gate_or_suite, "gate_or_suite");
+  const std::string commit_dir = r.git.commit + (r.git.dirty ? "-dirty" : "");
+  return fs::path(r.machine.machine_class) / commit_dir / (r.gate_or_suite + "-" + compact_utc(r.start_utc) + ".json");
+}
+
+fs::path write_to_store(const Record& r, const fs::path& store_dir) {
+  const fs::path rel = record_relative_path(r);
+  const std::string text = record_text(r);
+  const fs::path dir = store_dir / rel.parent_path();
+  const std::string stem = rel.stem().string();
+  for (int attempt = 1; attempt <= 1000; ++attempt) {
+    const fs::path target = dir / (attempt == 1 ? stem + ".json" : stem + "-" + std::to_string(attempt) + ".json");
+    std::error_code ec;
+    if (fs::exists(target, ec)) continue;
+    try {
+      write_file_atomic_new(target, text);
+      return target;
+    } catch (const atlas::Error&) {
+      // Another writer took this name between the check and link(2): try the next suffix.
+      if (fs::exists(target, ec)) continue;
+      throw;
+    }
+  }
+  throw RecordError(dir.string() + ": more than 1000 records named " + stem + "*.json; refusing to write");
+}
+
+std::vector<StoredRecord> list_records(const fs::path& store_dir) {
+  std::vector<StoredRecord> out;
+  std::error_code ec;
+  if (!fs::is_directory(store_dir, ec)) return out;
+  for (const auto& machine : fs::directory_iterator(store_dir, ec)) {
+    if (!machine.is_directory(ec)) continue;
+    for (const auto& commit : fs::directory_iterator(machine.path(), ec)) {
+      if (!commit.is_directory(ec)) continue;
+      for (const auto& file : fs::directory_iterator(commit.path(), ec)) {
+        if (!file.is_regular_file(ec)) continue;
+        if (auto s = parse_layout(file.path(), machine.path().filename().string(), commit.path().filename().string())) {
+          out.push_back(std::move(*s));
+        }
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), older);
+  return out;
+}
+
+fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const std::string& gate_or_suite,
+                        const std::optional<fs::path>& repo_dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(arg, ec)) return arg;
+  if (arg.empty()) throw RecordError("empty record argument: give a record file or a commit prefix");
+
+  const auto all = list_records(store_dir);
+  auto matching = [&](const std::string& prefix) {
+    std::vector<StoredRecord> hits;
+    bool exact = false;
+    for (const auto& s : all) {
+      if (!gate_or_suite.empty() && s.gate_or_suite != gate_or_suite) continue;
+      const std::string dir = s.commit + (s.dirty ? "-dirty" : "");
+      if (dir == prefix) exact = true;
+      if (dir.starts_with(prefix)) hits.push_back(s);
+    }
+    // "abc-dirty" or a full sha names one directory exactly; do not mix in its neighbours.
+    if (exact) {
+      std::erase_if(hits, [&](const StoredRecord& s) { return s.commit + (s.dirty ? "-dirty" : "") != prefix; });
+    }
+    return hits;
+  };
+
+  auto hits = matching(arg);
+  if (hits.empty() && repo_dir) {
+    if (const auto sha = git_rev_parse(*repo_dir, arg)) hits = matching(*sha);
+  }
+  const std::string scope = gate_or_suite.empty() ? "" : " (gate or suite \"" + gate_or_suite + "\")";
+  if (hits.empty()) {
+    throw RecordError("no record matches \"" + arg + "\": not a file, and no " + (store_dir / "*" / (arg + "*")).string() +
+                      "/ directory holds a record" + scope);
+  }
+  std::set<std::string> commits;
+  for (const auto& h : hits) commits.insert(h.commit);
+  if (commits.size() > 1) {
+    std::string list;
+    for (const auto& c : commits) list += "\n  " + c;
+    throw RecordError("commit prefix \"" + arg + "\" is ambiguous under " + store_dir.string() + "; candidates:" + list);
+  }
+  return std::max_element(hits.begin(), hits.end(), older)->path;
+}
+
+}  // namespace atlas::records

@@ -1,0 +1,55 @@
+#pragma once
+// The .benchmarks store (pytest-benchmark's directory convention, asv's per-machine layout):
+//
+//   <store>/<machine_class>/<commit>[-dirty]/<gate_or_suite>-<UTC, e.g. 20261129T143320Z>.json
+//
+// One file per run, written atomically and never overwritten. The path alone says which
+// machine, which code and which gate produced a record, so listing needs no parsing.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "records/record.hpp"
+
+namespace atlas::records {
+
+/// One record file as the layout describes it (nothing read from inside the file).
+struct StoredRecord {
+  std::filesystem::path path;
+  std::string machine_class;
+  std::string commit;  ///< full sha (or "unknown"), without "-dirty"
+  bool dirty = false;
+  std::string gate_or_suite;
+  std::string utc;  ///< compact UTC from the file name, e.g. "20261129T143320Z"
+  int sequence = 1;  ///< N of a "-N" suffix (several records in one second), else 1
+};
+
+/// "20261129T143320Z" from an ISO-8601 UTC time "2026-11-29T14:33:20Z" (as written in
+/// start_utc). Throws RecordError when `iso` is not in that form.
+std::string compact_utc(const std::string& iso);
+
+/// Path of `r` relative to the store root (from machine.machine_class, git.commit, git.dirty,
+/// gate_or_suite and start_utc). Throws RecordError naming the field when one of them is empty
+/// or not a safe path component (letters, digits, '.', '_', '+', '-'; not starting with '.').
+std::filesystem::path record_relative_path(const Record& r);
+
+/// Writes `r` into the store and returns its path. Never overwrites: when a record for the same
+/// second already exists, "-2", "-3", ... is appended to the stem. Throws RecordError / Error.
+std::filesystem::path write_to_store(const Record& r, const std::filesystem::path& store_dir);
+
+/// Every record file under `store_dir`, oldest first (by UTC stamp, then path). Files that do
+/// not follow the layout (temporary files, notes) are skipped. A missing store lists nothing.
+std::vector<StoredRecord> list_records(const std::filesystem::path& store_dir);
+
+/// Resolves a command-line argument naming a record: an existing file path is returned as is;
+/// otherwise `arg` is a commit-ish prefix ("3f9a0c1", a full sha, or "<sha>-dirty") and the
+/// newest record under <store>/*/<arg>*/ is returned (restricted to `gate_or_suite` when not
+/// empty). When no directory matches and `repo_dir` is given, `git rev-parse arg` (e.g. "HEAD",
+/// "main") is tried. Throws RecordError when nothing matches, or when the prefix matches more
+/// than one commit (the message lists the candidates).
+std::filesystem::path resolve_record(const std::string& arg, const std::filesystem::path& store_dir,
+                                     const std::string& gate_or_suite = "",
+                                     const std::optional<std::filesystem::path>& repo_dir = std::nullopt);
+
+}  // namespace atlas::records

@@ -1,0 +1,277 @@
+#include "server/completion.hpp"
+
+#include <chrono>
+#include <random>
+
+#include "engine/error.hpp"
+#include "server/api_error.hpp"
+#include "server/error.hpp"
+#include "server/tool_calls.hpp"
+
+namespace atlas::server {
+
+using nlohmann::json;
+
+StopScan scan_stop_strings(std::string_view text, const std::vector<std::string>& stops) {
+  StopScan s;
+  std::size_t first = std::string_view::npos;
+  for (const auto& st : stops) first = std::min(first, text.find(st));
+  if (first != std::string_view::npos) return {first, true};
+  std::size_t hold = 0;
+  for (const auto& st : stops) {
+    for (std::size_t n = std::min(text.size(), st.size() - 1); n > hold; --n) {
+      if (text.substr(text.size() - n) == std::string_view(st).substr(0, n)) {
+        hold = n;
+        break;
+      }
+    }
+  }
+  s.cut = text.size() - hold;
+  return s;
+}
+
+CompletionRunner::CompletionRunner(Generator& gen, ChatTemplate chat_template, std::string served_name)
+    : gen_(gen), template_(std::move(chat_template)), served_name_(std::move(served_name)) {}
+
+std::string CompletionRunner::render_chat(const CompletionRequest& req) const {
+  TemplateValue ctx = TemplateValue::object();
+  ctx["messages"] = req.messages;
+  if (!req.tools.is_null() && !req.tool_choice_none) ctx["tools"] = req.tools;
+  ctx["add_generation_prompt"] = req.add_generation_prompt;
+  // BOS is added by the tokenizer (encode(add_bos=true)); templates that print bos_token would
+  // otherwise add it twice.
+  ctx["bos_token"] = "";
+  ctx["eos_token"] = "";
+  return template_.render(ctx);
+}
+
+PreparedRequest CompletionRunner::prepare(CompletionRequest req) {
+  if (req.model != served_name_) {
+    throw ApiError{400, "invalid_request_error",
+                   "The model '" + req.model + "' does not exist; this server serves '" + served_name_ + "'", "model",
+                   "model_not_found"};
+  }
+  const engine::Tokenizer& tok = gen_.tokenizer();
+  PreparedRequest p;
+  if (req.chat) {
+    std::string text;
+    try {
+      text = render_chat(req);
+    } catch (const ServerError& e) {
+      throw bad_request(e.what(), "messages", "chat_template_error");
+    }
+    p.prompt_ids = tok.encode(text, true);
+    p.parse_tools = !req.tools.is_null() && !req.tool_choice_none;
+  } else if (req.prompt_is_ids) {
+    for (std::size_t i = 0; i < req.prompt_ids.size(); ++i) {
+      if (req.prompt_ids[i] >= tok.vocab_size()) {
+        throw bad_request("prompt token " + std::to_string(i) + " is " + std::to_string(req.prompt_ids[i]) +
+                              ", outside the vocabulary [0, " + std::to_string(tok.vocab_size()) + ")",
+                          "prompt", "invalid_token");
+      }
+    }
+    p.prompt_ids = req.prompt_ids;
+  } else {
+    p.prompt_ids = tok.encode(req.prompt_text, true);
+  }
+  const char* param = req.chat ? "messages" : "prompt";
+  if (p.prompt_ids.empty()) throw bad_request("the prompt is empty (no tokens)", param, "empty_prompt");
+  const int ctx = gen_.context_length();
+  const int n = static_cast<int>(p.prompt_ids.size());
+  if (n >= ctx) {
+    throw bad_request("This model's maximum context length is " + std::to_string(ctx) + " tokens; the prompt has " +
+                          std::to_string(n) + " tokens, leaving no room for a completion",
+                      param, "context_length_exceeded");
+  }
+  if (req.max_tokens) {
+    if (n + *req.max_tokens > ctx) {
+      throw bad_request("This model's maximum context length is " + std::to_string(ctx) + " tokens; the prompt (" +
+                            std::to_string(n) + ") plus max_tokens (" + std::to_string(*req.max_tokens) + ") exceeds it",
+                        "max_tokens", "context_length_exceeded");
+    }
+    p.max_new_tokens = *req.max_tokens;
+  } else {
+    p.max_new_tokens = ctx - n;
+  }
+  const std::uint64_t k = counter_.fetch_add(1);
+  p.id = (req.chat ? "chatcmpl-" : "cmpl-") + std::to_string(k);
+  p.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (!req.seed_given && !req.sampling.greedy()) req.sampling.seed = std::random_device{}();
+  p.req = std::move(req);
+  return p;
+}
+
+namespace {
+struct ClientGone {};
+struct StopHit {};
+
+std::size_t common_prefix(const std::vector<int>& a, const std::vector<int>& b) {
+  std::size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return i;
+}
+}  // namespace
+
+json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(const json&)>& emit) {
+  const CompletionRequest& r = p.req;
+  const engine::Tokenizer& tok = gen_.tokenizer();
+  const bool stream = r.stream;
+
+  json base = {{"id", p.id},
+               {"object", r.chat ? (stream ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
+               {"created", p.created},
+               {"model", served_name_}};
+  auto chunk = [&](json choice) {
+    json c = base;
+    choice["index"] = 0;
+    choice["logprobs"] = nullptr;
+    if (!choice.contains("finish_reason")) choice["finish_reason"] = nullptr;
+    c["choices"] = json::array({std::move(choice)});
+    return c;
+  };
+  auto send = [&](const json& c) {
+    if (!emit(c)) throw ClientGone{};
+  };
+
+  std::string content;                 // everything emitted as content
+  std::vector<ToolCall> calls;
+  ToolCallStream tools;
+  const std::string call_prefix = "call_" + p.id.substr(p.id.find('-') + 1) + "_";
+  auto emit_text = [&](const std::string& t) {
+    if (t.empty()) return;
+    std::string piece = t;
+    std::vector<ToolCall> new_calls;
+    if (p.parse_tools) {
+      auto d = tools.push(t);
+      piece = std::move(d.content);
+      new_calls = std::move(d.calls);
+    }
+    content += piece;
+    if (stream && !piece.empty()) {
+      send(r.chat ? chunk({{"delta", {{"content", piece}}}}) : chunk({{"text", piece}}));
+    }
+    for (auto& c : new_calls) {
+      if (stream) {
+        json tc = tool_calls_json({c}, call_prefix, static_cast<int>(calls.size()));
+        tc[0]["index"] = calls.size();
+        send(chunk({{"delta", {{"tool_calls", tc}}}}));
+      }
+      calls.push_back(std::move(c));
+    }
+  };
+
+  std::string pending;  // text held back while it may begin a stop string
+  bool stop_string_hit = false;
+  auto push_text = [&](const std::string& t) {
+    if (r.stop.empty()) {
+      emit_text(t);
+      return;
+    }
+    pending += t;
+    const StopScan s = scan_stop_strings(pending, r.stop);
+    emit_text(pending.substr(0, s.cut));
+    pending.erase(0, s.cut);
+    if (s.stopped) {
+      pending.clear();
+      stop_string_hit = true;
+      throw StopHit{};
+    }
+  };
+
+  if (stream && r.chat) send(chunk({{"delta", {{"role", "assistant"}, {"content", ""}}}}));
+
+  engine::GenerateRequest g;
+  g.prompt_ids = p.prompt_ids;
+  g.max_new_tokens = p.max_new_tokens;
+  g.sampling = r.sampling;
+  if (!r.ignore_eos) g.stop_ids = tok.stop_ids();
+  g.reuse_prefix = true;
+
+  engine::StreamDecoder dec(tok, p.prompt_ids.back());
+  int generated = 0;
+  const int cached_estimate = static_cast<int>(std::min(common_prefix(gen_.cached_tokens(), p.prompt_ids),
+                                                        p.prompt_ids.size() - 1));
+  engine::GenerateResult result;
+  bool completed = false;
+  try {
+    result = gen_.generate(g, [&](const engine::TokenEvent& ev) {
+      ++generated;
+      push_text(dec.push(ev.id));
+    });
+    completed = true;
+  } catch (const ClientGone&) {
+    gen_.reset();
+    return json::object();
+  } catch (const StopHit&) {
+    gen_.reset();  // the session was left mid-generation: its cached prefix is not trustworthy
+  } catch (const engine::EngineError& e) {
+    gen_.reset();
+    throw ApiError{500, "server_error", std::string("engine error: ") + e.what(), "", "engine_error"};
+  } catch (const std::exception& e) {
+    gen_.reset();
+    throw ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", "internal_error"};
+  }
+
+  try {
+    if (completed) {
+      push_text(dec.flush());
+      if (!pending.empty()) {
+        emit_text(pending);
+        pending.clear();
+      }
+    }
+    if (p.parse_tools) {
+      auto d = tools.finish();
+      content += d.content;
+      if (stream && !d.content.empty()) send(chunk({{"delta", {{"content", d.content}}}}));
+      for (auto& c : d.calls) {
+        if (stream) {
+          json tc = tool_calls_json({c}, call_prefix, static_cast<int>(calls.size()));
+          tc[0]["index"] = calls.size();
+          send(chunk({{"delta", {{"tool_calls", tc}}}}));
+        }
+        calls.push_back(std::move(c));
+      }
+    }
+  } catch (const StopHit&) {
+  } catch (const ClientGone&) {
+    return json::object();
+  }
+
+  std::string finish = "length";
+  if (stop_string_hit || (completed && result.stop == engine::StopReason::stop_token)) finish = "stop";
+  if (!calls.empty()) finish = "tool_calls";
+  const int cached = completed ? result.prefix_reused : cached_estimate;
+  const int prompt_tokens = static_cast<int>(p.prompt_ids.size());
+  const int completion_tokens = completed ? static_cast<int>(result.output_ids.size()) : generated;
+  json usage = {{"prompt_tokens", prompt_tokens},
+                {"completion_tokens", completion_tokens},
+                {"total_tokens", prompt_tokens + completion_tokens},
+                {"prompt_tokens_details", {{"cached_tokens", cached}}}};
+
+  if (stream) {
+    try {
+      send(r.chat ? chunk({{"delta", json::object()}, {"finish_reason", finish}}) : chunk({{"text", ""}, {"finish_reason", finish}}));
+      if (r.include_usage) {
+        json u = base;
+        u["choices"] = json::array();
+        u["usage"] = usage;
+        send(u);
+      }
+    } catch (const ClientGone&) {
+    }
+    return usage;
+  }
+  json resp = base;
+  if (r.chat) {
+    json msg = {{"role", "assistant"}, {"content", content.empty() && !calls.empty() ? json(nullptr) : json(content)}};
+    if (!calls.empty()) msg["tool_calls"] = tool_calls_json(calls, call_prefix);
+    resp["choices"] = json::array({{{"index", 0}, {"message", msg}, {"logprobs", nullptr}, {"finish_reason", finish}}});
+  } else {
+    resp["choices"] = json::array({{{"index", 0}, {"text", content}, {"logprobs", nullptr}, {"finish_reason", finish}}});
+  }
+  resp["usage"] = usage;
+  return resp;
+}
+
+}  // namespace atlas::server

@@ -1,0 +1,47 @@
+#include "server/decode_queue.hpp"
+
+#include <chrono>
+
+namespace atlas::server {
+
+DecodeQueue::Ticket::~Ticket() {
+  if (q_) q_->leave(n_);
+}
+
+void DecodeQueue::Ticket::wait_turn() {
+  std::unique_lock lock(q_->mu_);
+  q_->cv_.wait(lock, [&] { return q_->serving_ == n_; });
+}
+
+std::optional<DecodeQueue::Ticket> DecodeQueue::try_enter() {
+  std::lock_guard lock(mu_);
+  if (admitted_ >= 1 + limit_) return std::nullopt;
+  ++admitted_;
+  return Ticket(this, next_++);
+}
+
+int DecodeQueue::admitted() const {
+  std::lock_guard lock(mu_);
+  return admitted_;
+}
+
+bool DecodeQueue::wait_idle(int timeout_ms) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return admitted_ == 0; });
+}
+
+void DecodeQueue::leave(std::uint64_t n) {
+  {
+    std::lock_guard lock(mu_);
+    --admitted_;
+    if (n == serving_) {
+      ++serving_;
+      while (left_early_.erase(serving_)) ++serving_;
+    } else {
+      left_early_.insert(n);
+    }
+  }
+  cv_.notify_all();
+}
+
+}  // namespace atlas::server

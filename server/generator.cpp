@@ -1,0 +1,83 @@
+#include "server/generator.hpp"
+
+#include "common/atomic_file.hpp"
+#include "engine/backend.hpp"
+#include "engine/model.hpp"
+#include "server/error.hpp"
+
+namespace atlas::server {
+
+std::string model_chat_template(const engine::Model& model) {
+  if (auto it = model.source.metadata.find("tokenizer.chat_template"); it != model.source.metadata.end()) return it->second;
+  const auto& p = model.source.path;
+  std::error_code ec;
+  if (!p.empty() && std::filesystem::is_directory(p, ec)) {
+    const auto cfg = p / "tokenizer_config.json";
+    if (std::filesystem::exists(cfg, ec)) {
+      auto j = nlohmann::json::parse(atlas::read_file(cfg), nullptr, false);
+      if (j.is_object() && j.contains("chat_template")) {
+        const auto& t = j["chat_template"];
+        if (t.is_string()) return t.get<std::string>();
+        if (t.is_array()) {
+          for (const auto& e : t) {
+            if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string()) {
+              return e["template"].get<std::string>();
+            }
+          }
+        }
+      }
+    }
+  }
+  return {};
+}
+
+namespace {
+class SessionGenerator final : public Generator {
+ public:
+  SessionGenerator(engine::Model model, const GeneratorOptions& opts) : model_(std::move(model)), opts_(opts) {
+    if (!model_.tokenizer) {
+      throw ServerError("model " + opts.model.string() + " has no tokenizer: the server needs one to read prompts");
+    }
+    engine::BackendOptions bo;
+    bo.name = opts.backend;
+    bo.max_seq_len = opts.max_seq_len;
+    bo.threads = opts.threads;
+    backend_ = engine::make_backend(model_, bo);
+    session_ = std::make_unique<engine::Session>(*backend_);
+    template_ = model_chat_template(model_);
+  }
+
+  const engine::Tokenizer& tokenizer() const override { return *model_.tokenizer; }
+  int context_length() const override { return backend_->max_seq_len(); }
+  engine::GenerateResult generate(const engine::GenerateRequest& req,
+                                  const std::function<void(const engine::TokenEvent&)>& on_token) override {
+    return session_->generate(req, on_token);
+  }
+  void reset() override { session_->reset(); }
+  const std::vector<int>& cached_tokens() const override { return session_->cached_tokens(); }
+  std::string chat_template() const override { return template_; }
+  nlohmann::json describe() const override {
+    return {{"path", model_.source.path.string()},
+            {"format", model_.source.format},
+            {"name", model_.config.name},
+            {"backend", std::string(backend_->name())},
+            {"parameters", model_.config.parameter_count()}};
+  }
+
+ private:
+  engine::Model model_;
+  GeneratorOptions opts_;
+  std::unique_ptr<engine::Backend> backend_;
+  std::unique_ptr<engine::Session> session_;
+  std::string template_;
+};
+}  // namespace
+
+std::unique_ptr<Generator> open_session_generator(const GeneratorOptions& opts) {
+  engine::LoadOptions lo;
+  lo.max_seq_len = opts.max_seq_len;
+  lo.tokenizer_path = opts.tokenizer;
+  return std::make_unique<SessionGenerator>(engine::load_model(opts.model, lo), opts);
+}
+
+}  // namespace atlas::server

@@ -1,0 +1,248 @@
+#include "server/server.hpp"
+
+#include <chrono>
+#include <iostream>
+
+#include <httplib.h>
+
+#include "server/api_error.hpp"
+#include "server/error.hpp"
+#include "server/openai_request.hpp"
+
+namespace atlas::server {
+
+using nlohmann::json;
+
+struct Server::Http {
+  httplib::Server svr;
+};
+
+namespace {
+/// JSON text for the wire; invalid UTF-8 (a model emitting a lone byte) becomes U+FFFD
+/// instead of an exception.
+std::string to_wire(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(to_wire(body), "application/json");
+}
+
+void reply_error(httplib::Response& res, const ApiError& e) { reply(res, e.status, e.to_json()); }
+
+std::string type_for_status(int status) {
+  switch (status) {
+    case 404: return "not_found_error";
+    case 413: return "invalid_request_error";
+    case 429: return "rate_limit_error";
+    case 503: return "service_unavailable";
+    default: return status >= 500 ? "server_error" : "invalid_request_error";
+  }
+}
+
+struct StreamState {
+  std::optional<DecodeQueue::Ticket> ticket;
+  PreparedRequest prepared;
+};
+}  // namespace
+
+Server::Server(Generator& gen, ServerOptions opts)
+    : gen_(gen), opts_(std::move(opts)), queue_(opts_.queue_limit), http_(std::make_unique<Http>()) {
+  if (opts_.queue_limit < 0) throw ServerError("--queue-limit must be >= 0, got " + std::to_string(opts_.queue_limit));
+  if (opts_.served_model_name.empty()) throw ServerError("--served-model-name must not be empty");
+  std::string source;
+  if (!opts_.chat_template.empty()) {
+    source = opts_.chat_template;
+    template_origin_ = "option";
+  } else if (std::string m = gen_.chat_template(); !m.empty()) {
+    try {
+      ChatTemplate probe(m);
+      source = std::move(m);
+      template_origin_ = "model";
+    } catch (const ServerError& e) {
+      std::cerr << "atlas-serve: warning: the model's chat template is not supported (" << e.what()
+                << "); using the fallback template (pass --chat-template FILE to override)\n";
+    }
+  }
+  if (source.empty()) {
+    source = fallback_chat_template();
+    template_origin_ = "fallback";
+  }
+  runner_ = std::make_unique<CompletionRunner>(gen_, ChatTemplate(source), opts_.served_model_name);
+  install_routes();
+}
+
+Server::~Server() {
+  if (started_) stop();
+}
+
+ServerStats Server::stats() const { return {n_ok_.load(), n_rejected_.load(), n_bad_.load(), n_failed_.load()}; }
+
+void Server::install_routes() {
+  httplib::Server& svr = http_->svr;
+  svr.set_tcp_nodelay(true);
+  svr.set_keep_alive_max_count(100000);
+  svr.set_keep_alive_timeout(2);
+  svr.set_read_timeout(60);
+  svr.set_write_timeout(60);
+  svr.set_payload_max_length(opts_.max_body_bytes);
+  // Enough HTTP threads for every admitted request plus a few for /health and rejections, so
+  // a full queue answers 429 at once instead of leaving connections unaccepted. httplib takes
+  // ownership of the pool it is handed.
+  const std::size_t threads = static_cast<std::size_t>(std::max(8, opts_.queue_limit + 6));
+  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+
+  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string msg = res.status == 404   ? "no route for " + req.method + " " + req.path
+                      : res.status == 413 ? "request body too large"
+                                          : "HTTP " + std::to_string(res.status);
+    reply(res, res.status, ApiError{res.status, type_for_status(res.status), msg, "", ""}.to_json());
+  });
+  svr.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string msg = "internal error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      msg += std::string(": ") + e.what();
+    } catch (...) {
+    }
+    ++n_failed_;
+    reply_error(res, ApiError{500, "server_error", msg, "", "internal_error"});
+  });
+
+  svr.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    if (draining_) {
+      reply_error(res, ApiError{503, "service_unavailable", "server is shutting down", "", "draining"});
+      return;
+    }
+    reply(res, 200, {{"status", "ok"}});
+  });
+
+  const std::int64_t created =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  svr.Get("/v1/models", [this, created](const httplib::Request&, httplib::Response& res) {
+    json m = {{"id", opts_.served_model_name},
+              {"object", "model"},
+              {"created", created},
+              {"owned_by", "atlas-bench"},
+              {"max_model_len", gen_.context_length()},
+              {"atlas", {{"engine", gen_.describe()}, {"chat_template", template_origin_}, {"queue_limit", opts_.queue_limit}}}};
+    reply(res, 200, {{"object", "list"}, {"data", json::array({m})}});
+  });
+
+  svr.Post("/reset_prefix_cache", [this](const httplib::Request&, httplib::Response& res) {
+    auto ticket = queue_.try_enter();
+    if (!ticket) {
+      ++n_rejected_;
+      reply_error(res, ApiError{429, "rate_limit_error", "server busy", "", "queue_full"});
+      return;
+    }
+    ticket->wait_turn();
+    gen_.reset();
+    reply(res, 200, {{"status", "ok"}});
+  });
+
+  auto completion = [this](bool chat) {
+    return [this, chat](const httplib::Request& req, httplib::Response& res) {
+      if (draining_) {
+        ++n_rejected_;
+        reply_error(res, ApiError{503, "service_unavailable", "server is shutting down", "", "draining"});
+        return;
+      }
+      PreparedRequest p;
+      try {
+        p = runner_->prepare(parse_completion_request(req.body, chat));
+      } catch (const ApiError& e) {
+        ++n_bad_;
+        reply_error(res, e);
+        return;
+      }
+      auto ticket = queue_.try_enter();
+      if (!ticket) {
+        ++n_rejected_;
+        reply_error(res, ApiError{429, "rate_limit_error",
+                                  "server busy: one request is decoding and " + std::to_string(opts_.queue_limit) +
+                                      " are queued (--queue-limit); retry later",
+                                  "", "queue_full"});
+        return;
+      }
+      if (!p.req.stream) {
+        ticket->wait_turn();
+        try {
+          json body = runner_->run(p, [](const json&) { return true; });
+          ++n_ok_;
+          reply(res, 200, body);
+        } catch (const ApiError& e) {
+          ++n_failed_;
+          reply_error(res, e);
+        }
+        return;
+      }
+      auto state = std::make_shared<StreamState>();
+      state->ticket.emplace(std::move(*ticket));
+      state->prepared = std::move(p);
+      res.status = 200;
+      res.set_header("Cache-Control", "no-cache");
+      res.set_header("X-Accel-Buffering", "no");
+      res.set_chunked_content_provider("text/event-stream", [this, state](std::size_t, httplib::DataSink& sink) {
+        state->ticket->wait_turn();
+        auto write_event = [&sink](const json& j) {
+          const std::string ev = "data: " + to_wire(j) + "\n\n";
+          return sink.write(ev.data(), ev.size());
+        };
+        try {
+          runner_->run(state->prepared, write_event);
+          ++n_ok_;
+        } catch (const ApiError& e) {
+          ++n_failed_;
+          write_event(e.to_json());
+        }
+        state->ticket.reset();  // the next request may decode while this stream closes
+        static const std::string done = "data: [DONE]\n\n";
+        sink.write(done.data(), done.size());
+        sink.done();
+        return true;
+      });
+    };
+  };
+  svr.Post("/v1/completions", completion(false));
+  svr.Post("/v1/chat/completions", completion(true));
+}
+
+int Server::start() {
+  if (started_) return port_;
+  httplib::Server& svr = http_->svr;
+  if (opts_.port == 0) {
+    port_ = svr.bind_to_any_port(opts_.host);
+  } else {
+    port_ = svr.bind_to_port(opts_.host, opts_.port) ? opts_.port : -1;
+  }
+  if (port_ <= 0) {
+    throw ServerError("cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) +
+                      " (address in use, or not a local address)");
+  }
+  started_ = true;
+  listener_ = std::thread([this] { http_->svr.listen_after_bind(); });
+  return port_;
+}
+
+void Server::stop() {
+  std::lock_guard lock(stop_mu_);
+  if (stopped_ || !started_) return;
+  draining_ = true;
+  if (!queue_.wait_idle(opts_.drain_timeout_ms)) {
+    std::cerr << "atlas-serve: drain timeout (" << opts_.drain_timeout_ms << " ms) with " << queue_.admitted()
+              << " requests still in flight; closing\n";
+  }
+  http_->svr.stop();
+  if (listener_.joinable()) listener_.join();
+  stopped_ = true;
+  stopped_cv_.notify_all();
+}
+
+void Server::wait() {
+  std::unique_lock lock(stop_mu_);
+  stopped_cv_.wait(lock, [&] { return stopped_ || !started_; });
+}
+
+}  // namespace atlas::server

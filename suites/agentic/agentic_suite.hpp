@@ -1,0 +1,77 @@
+#pragma once
+// Agentic suite: replays multi-turn tool-use sessions (suites/traces/*.json) against a target.
+// The conversation is kept as token ids and every request sends the whole history, so each
+// turn's prompt extends the previous turn's prompt + generated tokens exactly and the target
+// can reuse its cached prefix. Per turn it measures TTFT, prefix tokens reused and tokens
+// prefilled (counted), decode tok/s; per session the wall time and the reuse shortfall.
+#include <string>
+#include <vector>
+
+#include "engine/tokenizer/tokenizer.hpp"
+#include "records/metric.hpp"
+#include "suites/agentic/trace.hpp"
+#include "suites/latency.hpp"
+#include "suites/suite_options.hpp"
+#include "suites/target.hpp"
+
+namespace atlas::suites {
+
+struct AgenticConfig {
+  /// Trace files: a name in suites/traces/ ("coding-agent") or a path.
+  std::vector<std::string> traces{"coding-agent", "retrieval-agent"};
+  /// Multiplies every think_ms of the traces (0: no waiting, as in the PR gate).
+  double think_time_scale = 0.0;
+
+  static AgenticConfig from(const SuiteOptions& options);
+  nlohmann::json to_json() const;
+};
+
+/// Renders a trace's parts to token ids with a plain chat layout:
+///   [BOS] "System: <system>\nTools:\n- name(arg, ...): description\n..."
+///   "\nUser: <text>"  "\nTool (<name>): <text>"  "\nAssistant:" <generated ids>
+/// Text parts are encoded one by one (add_bos = false); `tokens` parts are seeded filler ids,
+/// unique per (seed, trace, message) so no two traces share a prefix by accident.
+class TraceRenderer {
+ public:
+  TraceRenderer(const engine::Tokenizer& tok, const AgenticTrace& trace, std::uint64_t seed);
+  std::vector<int> preamble() const;                     ///< BOS + system + tools
+  std::vector<int> message(std::size_t index) const;     ///< a user/tool message, header included
+  std::vector<int> assistant_header() const;
+  std::string message_text(std::size_t index) const;     ///< content as text (filler decoded)
+  /// Tokens the whole session needs: last prompt + its max_tokens (outputs have max_tokens ids).
+  int token_budget() const;
+
+ private:
+  const engine::Tokenizer* tok_;
+  const AgenticTrace* trace_;
+  std::uint64_t seed_;
+};
+
+struct AgenticTurnResult {
+  int turn = 0;               ///< 1-based assistant turn
+  int prompt_tokens = 0;
+  int expected_reused = 0;    ///< previous prompt + previous outputs - 1 (0 on turn 1)
+  int reused = 0;             ///< target's cached_tokens
+  int prefilled = 0;          ///< target's prefilled_tokens
+  int output_tokens = 0;
+  RequestLatency latency;
+};
+
+struct AgenticSessionResult {
+  std::vector<AgenticTurnResult> turns;
+  double wall_ms = 0;          ///< first request start to last token, think time included
+  std::vector<int> output_ids; ///< all generated ids in order (a fingerprint of the session)
+};
+
+/// Runs one session from a fresh target session (reset_session first). Each assistant turn
+/// decodes exactly max_tokens (ignore_eos, greedy). The expected reuse of turn k > 1 is the
+/// previous prompt plus all but the last generated token: a decode loop never computes the K/V
+/// of the token it sampled last. Throws SuiteError when a request fails.
+AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& trace, std::uint64_t seed,
+                                         double think_time_scale);
+
+/// Runs every configured trace warmup + repetitions times. Traces whose token budget exceeds
+/// the target's context are skipped and listed in details["skipped"].
+records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& options);
+
+}  // namespace atlas::suites

@@ -1,0 +1,295 @@
+#include "suites/bfcl/bfcl_suite.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "suites/bfcl/bfcl_error.hpp"
+#include "suites/bfcl/prompt.hpp"
+#include "suites/bfcl/score.hpp"
+
+namespace atlas::suites::bfcl {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) { throw BfclError(where + ": " + what); }
+
+// Natural order for ids: "simple_python_9" < "simple_python_10", "live_simple_2-1-0" < "live_simple_10-...".
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+      const std::string na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ei;
+      j = ej;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+records::Metric metric(std::string unit, records::Better better, records::MetricKind kind, std::string description) {
+  records::Metric m;
+  m.unit = std::move(unit);
+  m.better = better;
+  m.kind = kind;
+  m.description = std::move(description);
+  return m;
+}
+
+// TargetResponse.tool_calls -> what an FC handler stores: [{name: "<arguments JSON>"}]. Accepts
+// OpenAI tool calls ({"function": {"name", "arguments"}}) and bare {"name", "arguments"}.
+nlohmann::ordered_json fc_result(const TargetResponse& resp) {
+  if (!resp.tool_calls.is_array() || resp.tool_calls.empty()) return resp.text;
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& call : resp.tool_calls) {
+    const nlohmann::json* fn = &call;
+    if (call.is_object() && call.contains("function") && call["function"].is_object()) fn = &call["function"];
+    if (fn->is_object() && fn->contains("name") && (*fn)["name"].is_string()) {
+      const auto& args = fn->contains("arguments") ? (*fn)["arguments"] : nlohmann::json::object();
+      out.push_back(nlohmann::ordered_json{{(*fn)["name"].get<std::string>(), args.is_string() ? args.get<std::string>() : args.dump()}});
+    } else {
+      out.push_back(nlohmann::ordered_json::parse(call.dump()));
+    }
+  }
+  return out;
+}
+
+std::string clip(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
+
+}  // namespace
+
+BfclSuiteConfig bfcl_config_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) bad(where, "a BFCL suite config must be a JSON object");
+  static const std::set<std::string> known = {"name", "categories", "per_category", "max_new_tokens", "mode",
+                                              "underscore_to_dot", "overflow", "max_entry_details"};
+  BfclSuiteConfig c;
+  for (const auto& [k, v] : j.items()) {
+    if (!known.count(k)) bad(where, "unknown field '" + k + "'");
+  }
+  auto int_field = [&](const char* key, int& out, int min) {
+    if (!j.contains(key)) return;
+    if (!j[key].is_number_integer() || j[key].get<long long>() < min) {
+      bad(where, std::string("field '") + key + "' must be an integer >= " + std::to_string(min) + ", got " + j[key].dump());
+    }
+    out = j[key].get<int>();
+  };
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) bad(where, "field 'name' must be a string, got " + j["name"].dump());
+    c.name = j["name"].get<std::string>();
+  }
+  if (j.contains("categories")) {
+    if (!j["categories"].is_array()) bad(where, "field 'categories' must be a list, got " + j["categories"].dump());
+    for (const auto& cat : j["categories"]) {
+      const auto& all = all_categories();
+      if (!cat.is_string() || std::find(all.begin(), all.end(), cat.get<std::string>()) == all.end()) {
+        bad(where, "field 'categories': unknown category " + cat.dump());
+      }
+      c.categories.push_back(cat.get<std::string>());
+    }
+  }
+  int_field("per_category", c.per_category, 0);
+  int_field("max_new_tokens", c.max_new_tokens, 1);
+  int_field("max_entry_details", c.max_entry_details, 0);
+  if (j.contains("mode")) {
+    const auto& m = j["mode"];
+    if (m == "prompt") c.mode = BfclMode::prompt;
+    else if (m == "native_fc") c.mode = BfclMode::native_fc;
+    else bad(where, "field 'mode' must be \"prompt\" or \"native_fc\", got " + m.dump());
+  }
+  if (j.contains("underscore_to_dot")) {
+    if (!j["underscore_to_dot"].is_boolean()) bad(where, "field 'underscore_to_dot' must be a boolean");
+    c.underscore_to_dot = j["underscore_to_dot"].get<bool>();
+  }
+  if (j.contains("overflow")) {
+    const auto& o = j["overflow"];
+    if (o == "truncate") c.truncate_overflow = true;
+    else if (o == "skip") c.truncate_overflow = false;
+    else bad(where, "field 'overflow' must be \"truncate\" or \"skip\", got " + o.dump());
+  }
+  return c;
+}
+
+BfclSuiteConfig load_bfcl_config(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw BfclError(path.string() + ": cannot open for reading");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw BfclError(path.string() + ": malformed JSON (" + e.what() + ")");
+  }
+  return bfcl_config_from_json(j, path.string());
+}
+
+nlohmann::json to_json(const BfclSuiteConfig& c) {
+  return nlohmann::json{{"name", c.name},
+                        {"categories", c.categories},
+                        {"per_category", c.per_category},
+                        {"max_new_tokens", c.max_new_tokens},
+                        {"mode", c.mode == BfclMode::prompt ? "prompt" : "native_fc"},
+                        {"underscore_to_dot", c.underscore_to_dot},
+                        {"overflow", c.truncate_overflow ? "truncate" : "skip"},
+                        {"max_entry_details", c.max_entry_details}};
+}
+
+std::vector<const BfclEntry*> select_entries(const BfclDataset& ds, const BfclSuiteConfig& cfg) {
+  const std::vector<std::string>& cats = cfg.categories.empty() ? ds.categories : cfg.categories;
+  std::vector<const BfclEntry*> out;
+  for (const auto& cat : cats) {
+    std::vector<const BfclEntry*> in_cat;
+    for (const auto& e : ds.entries) {
+      if (e.category == cat) in_cat.push_back(&e);
+    }
+    if (in_cat.empty() && std::find(ds.categories.begin(), ds.categories.end(), cat) == ds.categories.end()) {
+      throw BfclError("bfcl suite: category '" + cat + "' is not in the loaded data");
+    }
+    std::sort(in_cat.begin(), in_cat.end(), [](const BfclEntry* a, const BfclEntry* b) { return natural_less(a->id, b->id); });
+    const std::size_t n = in_cat.size();
+    const std::size_t k = cfg.per_category > 0 ? std::min<std::size_t>(n, static_cast<std::size_t>(cfg.per_category)) : n;
+    // Evenly spaced over the id order: index floor(i * n / k).
+    for (std::size_t i = 0; i < k; ++i) out.push_back(in_cat[i * n / k]);
+  }
+  return out;
+}
+
+records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const std::filesystem::path& data_dir,
+                                    std::ostream* log) {
+  const BfclDataset ds = load_bfcl_dataset(data_dir, cfg.categories);
+  return run_bfcl_suite(target, cfg, ds, log);
+}
+
+records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const BfclDataset& ds, std::ostream* log) {
+  using records::Better;
+  using records::MetricKind;
+  records::SuiteResult out;
+  out.name = cfg.name;
+  out.config = to_json(cfg);
+  const auto entries = select_entries(ds, cfg);
+  const engine::Tokenizer& tok = target.tokenizer();
+  const int ctx = target.context_length();
+  const ScoreOptions opt{cfg.mode == BfclMode::prompt ? OutputFormat::python : OutputFormat::fc,
+                         cfg.mode == BfclMode::native_fc && cfg.underscore_to_dot};
+
+  auto& overall = out.metrics["accuracy.overall"] =
+      metric("fraction", Better::higher, MetricKind::accuracy, "BFCL AST-checker verdict per scored entry (1 = valid), all categories");
+  auto& tps = out.metrics["decode_tokens_per_s"] =
+      metric("tok/s", Better::higher, MetricKind::timed, "(tokens - 1) / (last - first token time), per entry with >= 2 tokens");
+  auto& per_entry = out.metrics["time_per_entry_ms"] =
+      metric("ms", Better::lower, MetricKind::timed, "request start to end of generation, per entry");
+  std::size_t skipped = 0, truncated = 0, failed = 0;
+  std::vector<EntryVerdict> verdicts;
+  std::map<std::string, std::size_t> error_types;
+  nlohmann::json rows = nlohmann::json::array();
+
+  for (const BfclEntry* e : entries) {
+    auto& cat_metric = out.metrics["accuracy." + e->category];
+    if (cat_metric.unit.empty()) {
+      cat_metric = metric("fraction", Better::higher, MetricKind::accuracy, "BFCL AST-checker verdict per scored entry of " + e->category);
+    }
+    TargetRequest req;
+    req.max_new_tokens = cfg.max_new_tokens;
+    req.sampling = engine::SamplingParams{};  // greedy
+    nlohmann::ordered_json messages;
+    if (cfg.mode == BfclMode::prompt) {
+      messages = prompt_messages(*e);
+    } else {
+      messages = e->question.at(0);
+      req.tools = nlohmann::json::parse(openai_tools(*e, cfg.underscore_to_dot).dump());
+    }
+    req.messages = nlohmann::json::parse(messages.dump());
+    req.prompt_text = render_plain_text(messages);
+    req.prompt_ids = tok.encode(req.prompt_text, true);
+    bool was_truncated = false;
+    if (ctx > 0 && static_cast<long long>(req.prompt_ids.size()) + cfg.max_new_tokens > ctx) {
+      const long long budget = static_cast<long long>(ctx) - cfg.max_new_tokens;
+      const auto bos = tok.bos_id();
+      const bool has_bos = bos && !req.prompt_ids.empty() && req.prompt_ids[0] == *bos;
+      if (!cfg.truncate_overflow || budget < (has_bos ? 2 : 1)) {
+        ++skipped;
+        rows.push_back({{"id", e->id}, {"category", e->category}, {"skipped", true}, {"prompt_tokens", req.prompt_ids.size()}});
+        continue;
+      }
+      // Keep the tail (the question and the "Assistant:" cue) and BOS.
+      std::vector<int> kept;
+      if (has_bos) kept.push_back(*bos);
+      const std::size_t tail = static_cast<std::size_t>(budget) - kept.size();
+      kept.insert(kept.end(), req.prompt_ids.end() - static_cast<long>(tail), req.prompt_ids.end());
+      std::string text;
+      int prev = has_bos ? *bos : -1;
+      for (std::size_t i = has_bos ? 1 : 0; i < kept.size(); ++i) {
+        text += tok.token_bytes(prev, kept[i]);
+        prev = kept[i];
+      }
+      req.prompt_ids = std::move(kept);
+      req.prompt_text = std::move(text);
+      was_truncated = true;
+      ++truncated;
+    }
+    const TargetResponse resp = target.generate(req);
+    if (!resp.ok) {
+      ++failed;
+      rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
+      continue;
+    }
+    const nlohmann::ordered_json result = cfg.mode == BfclMode::prompt ? nlohmann::ordered_json(resp.text) : fc_result(resp);
+    EntryVerdict v = score_entry(*e, result, opt);
+    const double sample = v.valid ? 1.0 : 0.0;
+    cat_metric.samples.push_back(sample);
+    overall.samples.push_back(sample);
+    if (resp.token_t_ns.size() >= 2) {
+      const double secs = static_cast<double>(resp.token_t_ns.back() - resp.token_t_ns.front()) * 1e-9;
+      if (secs > 0) tps.samples.push_back(static_cast<double>(resp.token_t_ns.size() - 1) / secs);
+    }
+    if (resp.t_end_ns > resp.t_request_ns) per_entry.samples.push_back(static_cast<double>(resp.t_end_ns - resp.t_request_ns) * 1e-6);
+    if (!v.valid) ++error_types[v.error_type];
+    if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
+      rows.push_back({{"id", e->id},
+                      {"category", e->category},
+                      {"valid", v.valid},
+                      {"error_type", v.valid ? nlohmann::json(nullptr) : nlohmann::json(v.error_type)},
+                      {"prompt_tokens", req.prompt_ids.size()},
+                      {"truncated", was_truncated},
+                      {"completion_tokens", resp.output_ids.empty() ? resp.completion_tokens : static_cast<int>(resp.output_ids.size())},
+                      {"output", clip(cfg.mode == BfclMode::prompt ? resp.text : result.dump(), 300)}});
+    }
+    verdicts.push_back(std::move(v));
+  }
+  if (log) {
+    const ScoreSummary s = summarize(verdicts);
+    for (const auto& c : s.categories) {
+      *log << "bfcl " << c.category << ": " << c.correct << "/" << c.total << " valid\n";
+    }
+    *log << "bfcl: " << skipped << " skipped, " << truncated << " truncated, " << failed << " failed\n";
+  }
+  auto counted = [&](const char* name, std::size_t n, const char* what) {
+    auto& m = out.metrics[name] = metric("count", Better::lower, MetricKind::counted, what);
+    m.samples.push_back(static_cast<double>(n));
+  };
+  counted("entries_skipped", skipped, "entries whose prompt did not fit the context (overflow \"skip\"); not scored");
+  counted("entries_truncated", truncated, "entries whose prompt head was dropped to fit the context; scored");
+  counted("entries_failed", failed, "entries the target failed to answer; not scored");
+  if (tps.samples.empty()) out.metrics.erase("decode_tokens_per_s");
+  if (per_entry.samples.empty()) out.metrics.erase("time_per_entry_ms");
+
+  nlohmann::json errors = nlohmann::json::object();
+  for (const auto& [k, n] : error_types) errors[k] = n;
+  out.details["summary"] = nlohmann::json::parse(to_json(summarize(verdicts)).dump())["summary"];
+  out.details["error_types"] = errors;
+  out.details["entries"] = rows;
+  out.details["target"] = target.name();
+  return out;
+}
+
+}  // namespace atlas::suites::bfcl

@@ -1,0 +1,69 @@
+#pragma once
+// The BFCL suite: function-calling accuracy of a Target, scored exactly as BFCL's AST checker
+// (suites/bfcl/checker.hpp), plus decode speed and time per entry.
+//
+// Metrics (records::Metric):
+//   accuracy.<category>, accuracy.overall   accuracy, higher, "fraction": one 0/1 sample per
+//                                            scored entry (overall: every scored entry)
+//   decode_tokens_per_s                      timed, higher, "tok/s": per entry with >= 2 tokens,
+//                                            (tokens - 1) / (last token time - first token time)
+//   time_per_entry_ms                        timed, lower, "ms": request start to last token
+//   entries_skipped                          counted, lower: prompts that did not fit the context
+//                                            (overflow "skip") - not scored
+//   entries_truncated                        counted, lower: prompts cut to fit (overflow
+//                                            "truncate": the head is dropped, BOS kept) - scored
+//   entries_failed                           counted, lower: requests the target failed - not scored
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "records/metric.hpp"
+#include "suites/bfcl/dataset.hpp"
+#include "suites/bfcl/decode.hpp"
+#include "suites/target.hpp"
+
+namespace atlas::suites::bfcl {
+
+/// How requests are built.
+enum class BfclMode {
+  prompt,     ///< BFCL prompt mode: system prompt with the function docs; the output is decoded
+              ///< as "[func(param=value)]". Sets prompt_ids, prompt_text and messages.
+  native_fc,  ///< native function calling: the question's messages plus TargetRequest.tools;
+              ///< TargetResponse.tool_calls is scored in the "fc" format.
+};
+
+struct BfclSuiteConfig {
+  std::string name = "bfcl";
+  std::vector<std::string> categories;  ///< empty: every category present in the data
+  int per_category = 0;                 ///< entries per category (0: all), evenly spaced in id order
+  int max_new_tokens = 128;
+  BfclMode mode = BfclMode::prompt;
+  bool underscore_to_dot = false;       ///< native_fc: tool names with '.' -> '_', and the checker expects that
+  bool truncate_overflow = true;        ///< prompt too long: drop its head (true) or skip the entry (false)
+  int max_entry_details = 64;           ///< per-entry rows kept in details (outputs truncated to 300 bytes)
+};
+
+/// Reads a config object: {"name", "categories", "per_category", "max_new_tokens",
+/// "mode": "prompt"|"native_fc", "underscore_to_dot", "overflow": "truncate"|"skip",
+/// "max_entry_details"}. Unknown keys and bad values throw BfclError naming `where` and the field.
+BfclSuiteConfig bfcl_config_from_json(const nlohmann::json& j, const std::string& where);
+/// Loads a config file (suites/config/bfcl-*.json).
+BfclSuiteConfig load_bfcl_config(const std::filesystem::path& path);
+nlohmann::json to_json(const BfclSuiteConfig& cfg);
+
+/// The entries the config selects from `ds`, in category order then id order.
+std::vector<const BfclEntry*> select_entries(const BfclDataset& ds, const BfclSuiteConfig& cfg);
+
+/// Runs the suite against `target` over `<data_dir>/bfcl`. Generation is greedy. `log` (optional)
+/// gets one progress line per category.
+records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const std::filesystem::path& data_dir,
+                                    std::ostream* log = nullptr);
+
+/// The same over an already loaded dataset.
+records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const BfclDataset& ds,
+                                    std::ostream* log = nullptr);
+
+}  // namespace atlas::suites::bfcl

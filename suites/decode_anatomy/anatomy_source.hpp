@@ -1,0 +1,61 @@
+#pragma once
+// Where the decode-anatomy suite gets its per-stage numbers. Each backend measures what it can:
+// the CPU source reads the engine's StageTimer (host wall time and entry counts per stage) and
+// cannot see launches, syncs, copies or graphs; a CUDA source (CUPTI) fills those in. What a
+// source cannot measure stays std::nullopt and is printed "n/a", never 0.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace atlas::engine {
+class Backend;
+}
+
+namespace atlas::suites {
+
+/// Totals of one stage over a measurement window (divide by tokens for per-token figures).
+struct StageAnatomy {
+  std::string stage;                       ///< engine stage name ("attention", "lm_head", ...)
+  std::optional<double> calls;             ///< times the stage ran
+  std::optional<double> launches;          ///< kernel launches issued by the stage
+  std::optional<double> graph_launches;    ///< of those, launches replayed from a captured graph
+  std::optional<double> host_syncs;        ///< host waits on the device (stream/event/device sync)
+  std::optional<double> copies_h2d;        ///< host-to-device copies
+  std::optional<double> copies_d2h;        ///< device-to-host copies
+  std::optional<double> time_ns;           ///< stage time (host wall or device time: see basis)
+};
+
+struct AnatomyWindow {
+  std::vector<StageAnatomy> stages;
+  /// Adds another window's totals stage by stage (a value unknown in either stays unknown).
+  void accumulate(const AnatomyWindow& other);
+};
+
+class AnatomySource {
+ public:
+  virtual ~AnatomySource() = default;
+  virtual std::string name() const = 0;        ///< "cpu-stage-timer", "cupti", ...
+  virtual std::string time_basis() const = 0;  ///< "host wall clock", "GPU kernel time"
+  /// Starts a window: clears and enables the counters.
+  virtual void begin() = 0;
+  /// Ends the window (disables the counters) and returns its totals.
+  virtual AnatomyWindow end() = 0;
+};
+
+/// A target that can measure its own decode anatomy (EngineTarget does; HTTP targets do not).
+class AnatomyProvider {
+ public:
+  virtual ~AnatomyProvider() = default;
+  virtual std::unique_ptr<AnatomySource> make_anatomy_source() = 0;
+};
+
+/// Creates a source for a backend: a source registered for its name(), else the CPU
+/// StageTimer source (every backend has a StageTimer).
+using AnatomySourceFactory = std::function<std::unique_ptr<AnatomySource>(engine::Backend&)>;
+void register_anatomy_source(std::string backend_name, AnatomySourceFactory factory);
+std::unique_ptr<AnatomySource> make_anatomy_source(engine::Backend& backend);
+
+}  // namespace atlas::suites

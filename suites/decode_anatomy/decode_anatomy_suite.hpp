@@ -1,0 +1,33 @@
+#pragma once
+// Decode-anatomy suite: decodes N tokens after a fixed prompt and reports, per generated token,
+// wall µs and tokens/s (plain runs, counters off), the per-stage breakdown from the target's
+// AnatomySource (separate instrumented runs), and an output fingerprint (FNV-1a 32 of the greedy
+// ids) as a counted metric, so a "speedup" that changed the output is visible.
+//
+// Every measured step is a one-token forward: the prompt is prefilled first (outside the
+// window), then the decode request sends prompt + first token with reuse_prefix, so the target
+// runs the first token and N - 1 decode steps, N forwards for N tokens.
+#include <cstdint>
+#include <span>
+
+#include "records/metric.hpp"
+#include "suites/suite_options.hpp"
+#include "suites/target.hpp"
+
+namespace atlas::suites {
+
+struct DecodeAnatomyConfig {
+  int prompt_tokens = 32;   ///< BOS included
+  int decode_tokens = 64;   ///< tokens per measured decode (N)
+  static DecodeAnatomyConfig from(const SuiteOptions& options);
+  nlohmann::json to_json() const;
+};
+
+/// FNV-1a 32-bit over the ids' little-endian bytes; exact in a double sample.
+std::uint32_t output_fingerprint(std::span<const int> ids);
+
+/// Targets that are not AnatomyProviders get wall figures only (every stage column n/a).
+/// details["table"] holds the anatomy table ({title, header, rows, notes}).
+records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions& options);
+
+}  // namespace atlas::suites

@@ -1,0 +1,263 @@
+#include "suites/endpoint/endpoint_target.hpp"
+
+#include <cstdlib>
+
+#include "common/clock.hpp"
+#include "suites/endpoint/error.hpp"
+#include "suites/endpoint/openai_stream.hpp"
+#include "suites/endpoint/sse_parser.hpp"
+#include "suites/endpoint/stream_timing.hpp"
+
+namespace atlas::suites::endpoint {
+
+using nlohmann::json;
+
+std::string endpoint_root(const std::string& url) {
+  std::string u = url;
+  while (!u.empty() && u.back() == '/') u.pop_back();
+  if (u.size() >= 3 && u.compare(u.size() - 3, 3, "/v1") == 0) u.resize(u.size() - 3);
+  return u;
+}
+
+namespace {
+std::string trim_slash(std::string u) {
+  while (!u.empty() && u.back() == '/') u.pop_back();
+  return u;
+}
+}  // namespace
+
+EndpointTarget::EndpointTarget(EndpointOptions opts) : opts_(std::move(opts)) {
+  opts_.url = trim_slash(opts_.url);
+  if (opts_.url.rfind("http://", 0) != 0 && opts_.url.rfind("https://", 0) != 0) {
+    throw EndpointError("--endpoint: URL must start with http:// or https://, got '" + opts_.url + "'");
+  }
+  if (!opts_.api_key_env.empty()) {
+    const char* key = std::getenv(opts_.api_key_env.c_str());
+    if (!key || !*key) {
+      throw EndpointError("--api-key-env: environment variable '" + opts_.api_key_env + "' is not set or empty");
+    }
+    api_key_ = key;
+  }
+  HttpClient client;
+  HttpRequest r;
+  r.url = opts_.url + "/models";
+  r.headers = auth_headers();
+  r.timeouts = opts_.timeouts;
+  HttpResponse res = client.perform(r);
+  if (!res.ok) throw EndpointError("--endpoint " + opts_.url + ": GET /models failed: " + res.error);
+  models_ = json::parse(res.body, nullptr, false);
+  if (models_.is_discarded() || !models_.is_object() || !models_.contains("data") || !models_["data"].is_array()) {
+    throw EndpointError("--endpoint " + opts_.url + ": GET /models did not return {\"data\": [...]}: " +
+                        res.body.substr(0, 200));
+  }
+  std::vector<std::string> ids;
+  for (const auto& m : models_["data"]) {
+    if (m.is_object() && m.contains("id") && m["id"].is_string()) ids.push_back(m["id"].get<std::string>());
+  }
+  if (ids.empty()) throw EndpointError("--endpoint " + opts_.url + ": GET /models lists no model");
+  const json* entry = nullptr;
+  if (opts_.served_model.empty()) {
+    model_ = ids.front();
+  } else {
+    model_ = opts_.served_model;
+    bool found = false;
+    for (const auto& id : ids) found = found || id == model_;
+    if (!found) {
+      std::string list;
+      for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+      throw EndpointError("--served-model '" + model_ + "': not served by " + opts_.url + " (it lists: " + list + ")");
+    }
+  }
+  for (const auto& m : models_["data"]) {
+    if (m.is_object() && m.value("id", "") == model_) entry = &m;
+  }
+  context_length_ = opts_.context_length;
+  if (context_length_ == 0 && entry && entry->contains("max_model_len") && (*entry)["max_model_len"].is_number_integer()) {
+    context_length_ = (*entry)["max_model_len"].get<int>();
+  }
+  give_back(std::make_unique<HttpClient>());
+}
+
+EndpointTarget::~EndpointTarget() = default;
+
+std::vector<std::string> EndpointTarget::auth_headers() const {
+  if (api_key_.empty()) return {};
+  return {"Authorization: Bearer " + api_key_};
+}
+
+const engine::Tokenizer& EndpointTarget::tokenizer() const {
+  if (!opts_.tokenizer) {
+    throw EndpointError("endpoint target " + opts_.url +
+                        ": no local tokenizer (pass --model with the served model's file to build prompts)");
+  }
+  return *opts_.tokenizer;
+}
+
+json EndpointTarget::provenance() const {
+  std::lock_guard lock(mu_);
+  return {{"transport", "http+sse"},
+          {"url", opts_.url},
+          {"served_model", model_},
+          {"models", models_},
+          {"api_key_env", opts_.api_key_env},
+          {"context_length", context_length_},
+          {"local_tokenizer", opts_.tokenizer != nullptr},
+          {"timeouts_ms",
+           {{"connect", opts_.timeouts.connect.count()},
+            {"first_byte", opts_.timeouts.first_byte.count()},
+            {"idle", opts_.timeouts.idle.count()},
+            {"total", opts_.timeouts.total.count()}}},
+          {"retries", opts_.retries},
+          {"reset_prefix_cache", reset_outcome_}};
+}
+
+json EndpointTarget::request_body(const TargetRequest& req) const {
+  json body = {{"model", model_},
+               {"max_tokens", req.max_new_tokens},
+               {"stream", true},
+               {"stream_options", {{"include_usage", true}}},
+               {"temperature", req.sampling.temperature},
+               {"top_p", req.sampling.top_p},
+               {"seed", req.sampling.seed}};
+  if (req.sampling.top_k > 0) body["top_k"] = req.sampling.top_k;  // vLLM/atlas-serve extension
+  if (req.ignore_eos) body["ignore_eos"] = true;                     // vLLM/atlas-serve extension
+  if (!req.messages.is_null()) {
+    body["messages"] = req.messages;
+    if (!req.tools.is_null()) body["tools"] = req.tools;
+  } else if (!req.prompt_text.empty()) {
+    body["prompt"] = req.prompt_text;
+  } else {
+    body["prompt"] = req.prompt_ids;  // token ids: the exact prompt length the suite asked for
+  }
+  return body;
+}
+
+std::unique_ptr<HttpClient> EndpointTarget::take_client() {
+  std::lock_guard lock(mu_);
+  if (idle_clients_.empty()) return std::make_unique<HttpClient>();
+  auto c = std::move(idle_clients_.back());
+  idle_clients_.pop_back();
+  return c;
+}
+
+void EndpointTarget::give_back(std::unique_ptr<HttpClient> c) {
+  std::lock_guard lock(mu_);
+  idle_clients_.push_back(std::move(c));
+}
+
+void EndpointTarget::reset_session() {
+  auto client = take_client();
+  HttpRequest r;
+  r.method = "POST";
+  r.url = endpoint_root(opts_.url) + "/reset_prefix_cache";
+  r.headers = auth_headers();
+  r.timeouts = opts_.timeouts;
+  HttpResponse res = client->perform(r);
+  give_back(std::move(client));
+  std::lock_guard lock(mu_);
+  reset_outcome_ = res.ok ? "ok" : "failed: " + res.error.substr(0, 200);
+}
+
+TargetResponse EndpointTarget::generate(const TargetRequest& req) {
+  if (!req.reuse_prefix) reset_session();
+  auto client = take_client();
+  TargetResponse out;
+  for (int attempt_no = 0;; ++attempt_no) {
+    out = attempt(req, *client);
+    const bool retryable = !out.ok && (out.t_first_byte_ns == 0 || out.error.rfind("HTTP 429", 0) == 0 ||
+                                       out.error.rfind("HTTP 503", 0) == 0);
+    if (out.ok || !retryable || attempt_no >= opts_.retries) break;
+  }
+  give_back(std::move(client));
+  return out;
+}
+
+TargetResponse EndpointTarget::attempt(const TargetRequest& req, HttpClient& client) {
+  const bool chat = !req.messages.is_null();
+  HttpRequest r;
+  r.method = "POST";
+  r.url = opts_.url + (chat ? "/chat/completions" : "/completions");
+  r.body = request_body(req).dump();
+  r.headers = auth_headers();
+  r.headers.push_back("Accept: text/event-stream");
+  r.timeouts = opts_.timeouts;
+
+  SseParser parser;
+  OpenAiStreamReader reader;
+  std::vector<SseEvent> events;
+  std::int64_t t_done_ns = 0;
+  HttpResponse res = client.perform(r, [&](std::string_view bytes, std::int64_t t_ns) {
+    events.clear();
+    parser.feed(bytes, events);
+    for (const auto& ev : events) {
+      reader.on_event(ev, t_ns);
+      if (reader.done() && t_done_ns == 0) t_done_ns = t_ns;
+    }
+    if (parser.overflow()) {
+      client.set_abort_reason("malformed SSE: a line longer than 16 MiB (not an event stream)");
+      return false;
+    }
+    if (!reader.error().empty()) {
+      client.set_abort_reason(reader.error());
+      return false;
+    }
+    return true;
+  });
+
+  TargetResponse out;
+  out.t_request_ns = res.t_sent_ns;
+  out.t_first_byte_ns = res.t_first_byte_ns;
+  out.t_end_ns = t_done_ns ? t_done_ns : res.t_end_ns;
+  out.text = reader.text();
+  out.tool_calls = reader.tool_calls();
+
+  // A server that closes or stalls right after [DONE] delivered everything: the response stands.
+  const bool complete = reader.done() && reader.error().empty();
+  if (!res.ok && !(complete && res.status >= 200 && res.status < 300)) {
+    out.ok = false;
+    out.error = res.error;
+  } else if (!reader.error().empty()) {
+    out.ok = false;
+    out.error = reader.error();
+  } else if (!reader.done()) {
+    out.ok = false;
+    out.error = "stream ended without data: [DONE] after " + std::to_string(reader.events()) + " events (" +
+                std::to_string(res.body_bytes) + " bytes, content-type '" + res.content_type + "')";
+  }
+
+  const auto& chunks = reader.chunks();
+  std::vector<int> weights(chunks.size(), 1);
+  if (opts_.tokenizer) {
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      weights[i] = std::max<int>(1, static_cast<int>(opts_.tokenizer->encode(chunks[i].text, false).size()));
+    }
+  }
+  int local_total = 0;
+  for (int w : weights) local_total += w;
+  const int total = reader.usage() ? reader.usage()->completion_tokens : local_total;
+  const std::vector<int> per_chunk = distribute_tokens(weights, total);
+  std::vector<ChunkArrival> arrivals(chunks.size());
+  for (std::size_t i = 0; i < chunks.size(); ++i) arrivals[i] = {chunks[i].t_ns, per_chunk[i]};
+  out.token_t_ns = token_arrival_times(arrivals);
+
+  if (reader.usage()) {
+    out.prompt_tokens = reader.usage()->prompt_tokens;
+    out.completion_tokens = reader.usage()->completion_tokens;
+    out.cached_tokens = reader.usage()->cached_tokens;
+  } else {
+    out.completion_tokens = local_total;
+    if (!req.prompt_ids.empty()) {
+      out.prompt_tokens = static_cast<int>(req.prompt_ids.size());
+    } else if (opts_.tokenizer && !req.prompt_text.empty()) {
+      out.prompt_tokens = static_cast<int>(opts_.tokenizer->encode(req.prompt_text, true).size());
+    }
+  }
+  out.prefilled_tokens = out.prompt_tokens - out.cached_tokens;
+  return out;
+}
+
+std::unique_ptr<Target> make_endpoint_target(const EndpointOptions& opts) {
+  return std::make_unique<EndpointTarget>(opts);
+}
+
+}  // namespace atlas::suites::endpoint

@@ -1,0 +1,86 @@
+#include "suites/endpoint/load.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+
+namespace atlas::suites::endpoint {
+
+std::vector<std::int64_t> poisson_schedule(int n, double rate_per_s, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate_per_s);
+  std::vector<std::int64_t> t(static_cast<std::size_t>(std::max(0, n)));
+  double s = 0.0;
+  for (auto& x : t) {
+    s += gap(rng);
+    x = static_cast<std::int64_t>(s * 1e9);
+  }
+  return t;
+}
+
+namespace {
+void sleep_until_ns(std::int64_t t_ns) {
+  const std::int64_t now = atlas::now_ns();
+  if (t_ns > now) std::this_thread::sleep_for(std::chrono::nanoseconds(t_ns - now));
+}
+}  // namespace
+
+std::vector<LoadSample> run_load(Target& target, const std::function<TargetRequest(int)>& make_request,
+                                 const LoadOptions& opts) {
+  if (opts.max_requests < 0) throw atlas::InputError("load: max_requests must be >= 0, got " + std::to_string(opts.max_requests));
+  if (opts.arrival == Arrival::fixed_concurrency && opts.concurrency < 1) {
+    throw atlas::InputError("load: concurrency must be >= 1, got " + std::to_string(opts.concurrency));
+  }
+  if (opts.arrival == Arrival::poisson && !(opts.rate_per_s > 0.0)) {
+    throw atlas::InputError("load: request rate must be > 0 per second, got " + std::to_string(opts.rate_per_s));
+  }
+  std::vector<LoadSample> samples;
+  std::mutex mu;
+  const std::int64_t t0 = atlas::now_ns();
+  const std::int64_t deadline = t0 + static_cast<std::int64_t>(opts.max_duration.count()) * 1'000'000;
+
+  auto send = [&](int i, std::int64_t intended) {
+    TargetRequest req = make_request(i);
+    LoadSample s;
+    s.index = i;
+    s.response = target.generate(req);
+    s.t_intended_ns = intended ? intended : s.response.t_request_ns;
+    std::lock_guard lock(mu);
+    samples.push_back(std::move(s));
+  };
+
+  if (opts.arrival == Arrival::fixed_concurrency) {
+    std::atomic<int> next{0};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < std::min(opts.concurrency, std::max(1, opts.max_requests)); ++w) {
+      workers.emplace_back([&] {
+        while (true) {
+          if (atlas::now_ns() >= deadline) return;
+          const int i = next.fetch_add(1);
+          if (i >= opts.max_requests) return;
+          send(i, 0);
+        }
+      });
+    }
+    for (auto& t : workers) t.join();
+  } else {
+    const auto schedule = poisson_schedule(opts.max_requests, opts.rate_per_s, opts.seed);
+    std::vector<std::thread> inflight;
+    for (int i = 0; i < opts.max_requests; ++i) {
+      const std::int64_t at = t0 + schedule[static_cast<std::size_t>(i)];
+      if (at >= deadline) break;
+      sleep_until_ns(at);
+      inflight.emplace_back([&send, i, at] { send(i, at); });
+    }
+    for (auto& t : inflight) t.join();
+  }
+  std::sort(samples.begin(), samples.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  return samples;
+}
+
+}  // namespace atlas::suites::endpoint

@@ -1,0 +1,46 @@
+#pragma once
+// Load generation against a Target (usually an EndpointTarget):
+//  - fixed concurrency (closed loop): `concurrency` workers each send their next request as
+//    soon as their previous one completes;
+//  - Poisson arrivals (open loop) at `rate_per_s`: send times are drawn up front from a seeded
+//    exponential distribution and every request is sent at its scheduled time on its own
+//    thread, however many are still in flight, so a slow server cannot delay the schedule
+//    (no coordinated omission). Each sample keeps the intended and the actual send time.
+// Both stop after `max_requests` requests or when `max_duration` has passed since the start
+// (no new request is sent after that; those in flight finish, bounded by the target's timeouts).
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "suites/target.hpp"
+
+namespace atlas::suites::endpoint {
+
+enum class Arrival { fixed_concurrency, poisson };
+
+struct LoadOptions {
+  Arrival arrival = Arrival::fixed_concurrency;
+  int concurrency = 1;              ///< fixed_concurrency: workers in flight
+  double rate_per_s = 1.0;          ///< poisson: mean arrivals per second
+  std::uint64_t seed = 0;           ///< poisson schedule RNG (std::mt19937_64)
+  int max_requests = 1;             ///< bound on requests sent
+  std::chrono::milliseconds max_duration{60000};  ///< no request is sent after this
+};
+
+struct LoadSample {
+  int index = 0;                     ///< request number, 0-based, in schedule order
+  std::int64_t t_intended_ns = 0;    ///< scheduled send time (poisson); = actual for closed loop
+  TargetResponse response;           ///< response.t_request_ns is the actual send time
+};
+
+/// The poisson schedule: offsets (ns from start) of `n` arrivals with exponential gaps of mean
+/// 1/rate, drawn from mt19937_64(seed). Deterministic for a seed.
+std::vector<std::int64_t> poisson_schedule(int n, double rate_per_s, std::uint64_t seed);
+
+/// Runs the load; `make_request(i)` builds request i (called on the sending thread). Samples
+/// come back sorted by index. Throws atlas::InputError for invalid options.
+std::vector<LoadSample> run_load(Target& target, const std::function<TargetRequest(int)>& make_request,
+                                 const LoadOptions& opts);
+
+}  // namespace atlas::suites::endpoint

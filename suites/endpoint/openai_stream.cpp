@@ -1,0 +1,111 @@
+#include "suites/endpoint/openai_stream.hpp"
+
+namespace atlas::suites::endpoint {
+
+namespace {
+using nlohmann::json;
+
+std::string excerpt(const std::string& s) { return s.size() <= 120 ? s : s.substr(0, 120) + "..."; }
+
+int int_field(const json& o, const char* key) {
+  if (!o.is_object()) return 0;
+  auto it = o.find(key);
+  return it != o.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+}  // namespace
+
+void OpenAiStreamReader::fail(std::string why) {
+  if (error_.empty()) error_ = std::move(why);
+}
+
+void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns) {
+  if (!error_.empty()) return;
+  ++events_;
+  if (done_) {
+    fail("event after data: [DONE] (event #" + std::to_string(events_) + ")");
+    return;
+  }
+  if (ev.data == "[DONE]") {
+    done_ = true;
+    return;
+  }
+  json j = json::parse(ev.data, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    fail("malformed SSE event #" + std::to_string(events_) + " (not a JSON object): " + excerpt(ev.data));
+    return;
+  }
+  if (auto e = j.find("error"); e != j.end()) {
+    std::string msg = e->is_object() && e->contains("message") && (*e)["message"].is_string()
+                          ? (*e)["message"].get<std::string>()
+                          : e->dump();
+    fail("server error in stream: " + msg);
+    return;
+  }
+  if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
+    StreamUsage su;
+    su.prompt_tokens = int_field(*u, "prompt_tokens");
+    su.completion_tokens = int_field(*u, "completion_tokens");
+    if (auto d = u->find("prompt_tokens_details"); d != u->end()) su.cached_tokens = int_field(*d, "cached_tokens");
+    usage_ = su;
+  }
+  auto ch = j.find("choices");
+  if (ch == j.end()) {
+    if (!j.contains("usage")) fail("SSE event #" + std::to_string(events_) + " has neither choices nor usage: " + excerpt(ev.data));
+    return;
+  }
+  if (!ch->is_array()) {
+    fail("SSE event #" + std::to_string(events_) + ": choices is not an array");
+    return;
+  }
+  if (ch->empty()) return;  // usage-only chunk
+  const json& c = (*ch)[0];
+  if (!c.is_object()) {
+    fail("SSE event #" + std::to_string(events_) + ": choices[0] is not an object");
+    return;
+  }
+  if (auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string()) finish_reason_ = fr->get<std::string>();
+  std::string piece;
+  bool carries = false;
+  if (auto t = c.find("text"); t != c.end() && t->is_string()) piece += t->get<std::string>();
+  if (auto d = c.find("delta"); d != c.end() && d->is_object()) {
+    for (const char* key : {"content", "reasoning_content", "reasoning"}) {
+      if (auto x = d->find(key); x != d->end() && x->is_string()) piece += x->get<std::string>();
+    }
+    if (auto tc = d->find("tool_calls"); tc != d->end() && tc->is_array()) {
+      for (const json& call : *tc) {
+        if (!call.is_object()) continue;
+        const std::size_t idx = call.contains("index") && call["index"].is_number_unsigned()
+                                    ? call["index"].get<std::size_t>()
+                                    : tool_calls_.size() - (tool_calls_.empty() ? 0 : 1);
+        while (tool_calls_.size() <= idx) {
+          tool_calls_.push_back({{"id", ""}, {"type", "function"}, {"function", {{"name", ""}, {"arguments", ""}}}});
+        }
+        json& dst = tool_calls_[idx];
+        if (call.contains("id") && call["id"].is_string()) dst["id"] = call["id"];
+        if (auto f = call.find("function"); f != call.end() && f->is_object()) {
+          if (f->contains("name") && (*f)["name"].is_string()) {
+            dst["function"]["name"] = dst["function"]["name"].get<std::string>() + (*f)["name"].get<std::string>();
+            piece += (*f)["name"].get<std::string>();
+          }
+          if (f->contains("arguments") && (*f)["arguments"].is_string()) {
+            dst["function"]["arguments"] =
+                dst["function"]["arguments"].get<std::string>() + (*f)["arguments"].get<std::string>();
+            piece += (*f)["arguments"].get<std::string>();
+          }
+        }
+        carries = true;
+      }
+    }
+    if (auto x = d->find("content"); x != d->end() && x->is_string()) text_ += x->get<std::string>();
+  } else if (auto t = c.find("text"); t != c.end() && t->is_string()) {
+    text_ += t->get<std::string>();
+  }
+  if (!piece.empty()) carries = true;
+  if (carries) chunks_.push_back({t_ns, std::move(piece)});
+}
+
+nlohmann::json OpenAiStreamReader::tool_calls() const {
+  return tool_calls_.empty() ? nlohmann::json(nullptr) : tool_calls_;
+}
+
+}  // namespace atlas::suites::endpoint

@@ -1,0 +1,25 @@
+#include "suites/metric_util.hpp"
+
+#include "suites/error.hpp"
+
+namespace atlas::suites {
+
+records::Metric& metric(records::SuiteResult& r, const std::string& name, std::string_view unit, records::Better better,
+                        records::MetricKind kind, std::string_view description) {
+  auto [it, inserted] = r.metrics.try_emplace(name);
+  if (inserted) {
+    it->second.unit = unit;
+    it->second.better = better;
+    it->second.kind = kind;
+    it->second.description = description;
+  }
+  return it->second;
+}
+
+TargetResponse generate_checked(Target& target, const TargetRequest& req, std::string_view what) {
+  TargetResponse resp = target.generate(req);
+  if (!resp.ok) throw SuiteError(target.name() + ": " + std::string(what) + ": " + resp.error);
+  return resp;
+}
+
+}  // namespace atlas::suites

@@ -1,0 +1,19 @@
+#pragma once
+// Small helpers suites use to fill a records::SuiteResult.
+#include <string>
+#include <string_view>
+
+#include "records/metric.hpp"
+#include "suites/target.hpp"
+
+namespace atlas::suites {
+
+/// The metric `name` of `r`, created with the given meta data on first use (later calls return
+/// the same metric; its meta data is not changed).
+records::Metric& metric(records::SuiteResult& r, const std::string& name, std::string_view unit, records::Better better,
+                        records::MetricKind kind, std::string_view description);
+
+/// Target::generate, turning a failed response into SuiteError("<target>: <what>: <error>").
+TargetResponse generate_checked(Target& target, const TargetRequest& req, std::string_view what);
+
+}  // namespace atlas::suites

@@ -1,0 +1,24 @@
+#include "suites/resources.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "suites/error.hpp"
+
+namespace atlas::suites {
+
+std::filesystem::path suites_resource_dir() {
+  if (const char* e = std::getenv("ATLAS_SUITES_DIR"); e && *e) return e;
+  return ATLAS_SUITES_DIR;
+}
+
+std::filesystem::path resolve_resource(std::string_view name, std::string_view subdir) {
+  const std::filesystem::path direct(name);
+  if (std::filesystem::is_regular_file(direct)) return direct;
+  std::filesystem::path in_dir = suites_resource_dir() / subdir / direct;
+  if (in_dir.extension() != ".json") in_dir += ".json";
+  if (std::filesystem::is_regular_file(in_dir)) return in_dir;
+  throw SuiteError("cannot find '" + std::string(name) + "': not a file, and " + in_dir.string() + " does not exist");
+}
+
+}  // namespace atlas::suites

@@ -1,0 +1,60 @@
+#include "suites/runner.hpp"
+
+#include "records/provenance.hpp"
+#include "suites/error.hpp"
+#include "suites/registry.hpp"
+
+namespace atlas::suites {
+
+SuiteOptions suite_options(const SuiteSetConfig& config, std::string_view suite, const RunOverrides& overrides,
+                           Progress* progress) {
+  SuiteOptions o;
+  o.config = config.section(suite);
+  o.config_source = config.source + ": suites." + std::string(suite);
+  ConfigSection s(o.config, o.config_source);
+  o.warmup = overrides.warmup.value_or(s.get_int("warmup", 1, 0));
+  o.repetitions = overrides.repetitions.value_or(s.get_int("repetitions", 3, 1));
+  o.seed = overrides.seed.value_or(config.seed);
+  if (o.warmup < 0) throw SuiteError("--warmup must be >= 0, got " + std::to_string(o.warmup));
+  if (o.repetitions < 1) throw SuiteError("--repetitions must be >= 1, got " + std::to_string(o.repetitions));
+  o.progress = progress;
+  return o;
+}
+
+records::SuiteResult run_suite(std::string_view name, Target& target, const SuiteOptions& options) {
+  records::SuiteResult r = find_suite(name).run(target, options);
+  r.name = std::string(name);
+  return r;
+}
+
+records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
+  // Resolve every suite's options first: a config error must stop the run before it starts.
+  std::vector<SuiteOptions> options;
+  for (const auto& name : request.suites) {
+    find_suite(name);
+    options.push_back(suite_options(request.config, name, request.overrides, request.progress));
+  }
+  records::Record rec;
+  rec.start_utc = records::utc_now_iso();
+  rec.run_id = records::new_run_id();
+  rec.gate_or_suite = request.suites.size() == 1 ? request.suites.front() : request.config.name;
+  rec.config["suite_config"] = request.config.name;
+  rec.config["suite_config_file"] = request.config.source;
+  rec.config["suites"] = request.suites;
+  rec.config["target"] = target.provenance();
+  rec.config["target_name"] = target.name();
+  if (target.name().rfind("endpoint:", 0) == 0) rec.endpoint = target.provenance();
+  for (std::size_t i = 0; i < request.suites.size(); ++i) {
+    const std::string& name = request.suites[i];
+    try {
+      rec.suites[name] = run_suite(name, target, options[i]);
+    } catch (const atlas::Error& e) {
+      rec.valid = false;
+      rec.invalid_reason += (rec.invalid_reason.empty() ? "" : "; ") + ("suite " + name + ": " + e.what());
+    }
+  }
+  rec.end_utc = records::utc_now_iso();
+  return rec;
+}
+
+}  // namespace atlas::suites

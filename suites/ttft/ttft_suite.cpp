@@ -1,0 +1,125 @@
+#include "suites/ttft/ttft_suite.hpp"
+
+#include <map>
+#include <string>
+
+#include "suites/error.hpp"
+#include "suites/latency.hpp"
+#include "suites/metric_util.hpp"
+#include "suites/prompt_builder.hpp"
+
+namespace atlas::suites {
+
+using records::Better;
+using records::MetricKind;
+
+TtftConfig TtftConfig::from(const SuiteOptions& options) {
+  ConfigSection s(options.config, options.config_source);
+  s.allow_only({"warmup", "repetitions", "lengths", "decode_tokens", "warm"});
+  TtftConfig c;
+  c.lengths = s.get_int_list("lengths", c.lengths, 1);
+  c.decode_tokens = s.get_int("decode_tokens", c.decode_tokens, 1);
+  c.warm = s.get_bool("warm", c.warm);
+  return c;
+}
+
+nlohmann::json TtftConfig::to_json() const {
+  return {{"lengths", lengths}, {"decode_tokens", decode_tokens}, {"warm", warm}};
+}
+
+namespace {
+
+std::string len_key(int len) { return "len=" + std::to_string(len); }
+
+void add_decode_metrics(records::SuiteResult& r, const RequestLatency& lat) {
+  if (lat.tpot_ms) {
+    metric(r, "tpot_ms", "ms", Better::lower, MetricKind::timed,
+           "time per output token after the first, (E2E - TTFT)/(n - 1), one sample per request")
+        .samples.push_back(*lat.tpot_ms);
+  }
+  auto& itl = metric(r, "itl_ms", "ms", Better::lower, MetricKind::timed,
+                     "inter-token latency: every gap between consecutive tokens of every request");
+  itl.samples.insert(itl.samples.end(), lat.itl_ms.begin(), lat.itl_ms.end());
+  if (lat.decode_tok_s) {
+    metric(r, "decode_tok_s", "tok/s", Better::higher, MetricKind::timed,
+           "decode throughput of one request, (n - 1)/(E2E - TTFT)")
+        .samples.push_back(*lat.decode_tok_s);
+  }
+}
+
+}  // namespace
+
+records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options) {
+  const TtftConfig cfg = TtftConfig::from(options);
+  records::SuiteResult r;
+  r.name = "ttft";
+  r.config = cfg.to_json();
+  r.config["warmup"] = options.warmup;
+  r.config["repetitions"] = options.repetitions;
+  r.config["seed"] = options.seed;
+
+  const int ctx = target.context_length();
+  std::vector<int> lengths, skipped;
+  for (int len : cfg.lengths) (len + cfg.decode_tokens <= ctx ? lengths : skipped).push_back(len);
+  r.details["context_length"] = ctx;
+  r.details["lengths"] = lengths;
+  r.details["skipped_lengths"] = skipped;
+  if (lengths.empty()) throw SuiteError("ttft: no prompt length fits the target's context of " + std::to_string(ctx) + " tokens");
+
+  const PromptBuilder builder(target.tokenizer());
+  std::map<int, std::vector<int>> prompts;
+  for (int len : lengths) prompts[len] = builder.prompt(len, mix_seed(options.seed, static_cast<std::uint64_t>(len)));
+
+  Progress& progress = options.progress_or_null();
+  const int variants = cfg.warm ? 2 : 1;
+  progress.begin("ttft", (options.warmup + options.repetitions) * static_cast<int>(lengths.size()) * variants);
+
+  nlohmann::json warm_counts = nlohmann::json::object();
+  for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
+    const bool measured = rep >= options.warmup;
+    const std::string rep_label = measured ? "rep " + std::to_string(rep - options.warmup + 1) + "/" +
+                                                 std::to_string(options.repetitions)
+                                           : "warmup " + std::to_string(rep + 1);
+    for (int len : lengths) {
+      TargetRequest req;
+      req.prompt_ids = prompts[len];
+      req.prompt_text = decode_ids(target.tokenizer(), req.prompt_ids);
+      req.max_new_tokens = 1 + cfg.decode_tokens;
+      req.ignore_eos = true;
+      req.reuse_prefix = false;
+      target.reset_session();
+      const TargetResponse cold = generate_checked(target, req, "ttft cold " + len_key(len));
+      const RequestLatency cl = compute_latency(cold);
+      progress.step("cold " + len_key(len) + " " + rep_label);
+      if (measured) {
+        metric(r, "ttft_ms/cold/" + len_key(len), "ms", Better::lower, MetricKind::timed,
+               "time to first token with no cached prefix (session reset)")
+            .samples.push_back(cl.ttft_ms);
+        metric(r, "prefill_tok_s/cold/" + len_key(len), "tok/s", Better::higher, MetricKind::timed,
+               "prompt tokens / TTFT with no cached prefix")
+            .samples.push_back(tokens_per_s(static_cast<double>(len), cl.ttft_ms));
+        add_decode_metrics(r, cl);
+      }
+      if (!cfg.warm) continue;
+      req.reuse_prefix = true;
+      const TargetResponse warm = generate_checked(target, req, "ttft warm " + len_key(len));
+      const RequestLatency wl = compute_latency(warm);
+      progress.step("warm " + len_key(len) + " " + rep_label);
+      if (measured) {
+        metric(r, "ttft_ms/warm/" + len_key(len), "ms", Better::lower, MetricKind::timed,
+               "time to first token for the same prompt again, its prefix reused")
+            .samples.push_back(wl.ttft_ms);
+        metric(r, "cached_tokens/warm/" + len_key(len), "tokens", Better::higher, MetricKind::counted,
+               "prompt tokens the target reused from its cache on the warm request")
+            .samples.push_back(warm.cached_tokens);
+        add_decode_metrics(r, wl);
+        warm_counts[len_key(len)] = {{"cached_tokens", warm.cached_tokens}, {"prefilled_tokens", warm.prefilled_tokens}};
+      }
+    }
+  }
+  r.details["warm_counts"] = warm_counts;
+  progress.end(std::to_string(lengths.size()) + " lengths x " + std::to_string(options.repetitions) + " repetitions");
+  return r;
+}
+
+}  // namespace atlas::suites

@@ -1,0 +1,205 @@
+// GGUF reader: the real stories260K.gguf, and corrupted copies of it.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+
+#include "common/atomic_file.hpp"
+#include "engine/error.hpp"
+#include "engine/formats/gguf.hpp"
+#include "engine/model.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas::engine;
+
+namespace {
+
+/// float32 array stored at `offset` in the llama2.c file (offsets from stories260K/SOURCE.md).
+std::vector<float> llama2c_floats(const std::string& bin, std::size_t offset, std::size_t n) {
+  std::vector<float> v(n);
+  std::memcpy(v.data(), bin.data() + offset, n * 4);
+  return v;
+}
+
+bool bit_equal(std::span<const float> a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), b.size() * 4) == 0;
+}
+
+/// Writes `bytes` to a scratch file and returns the EngineError message load_model gives.
+std::string load_error(const std::string& test, const std::string& bytes) {
+  const auto path = atlas::test::scratch_dir("gguf-" + test) / "bad.gguf";
+  atlas::write_file_atomic(path, bytes);
+  try {
+    load_model(path);
+  } catch (const EngineError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+template <class T>
+void put(std::string& s, std::size_t at, T v) {
+  std::memcpy(s.data() + at, &v, sizeof v);
+}
+
+}  // namespace
+
+TEST_CASE("stories260K.gguf: config matches SOURCE.md") {
+  const Model m = load_model(atlas::test::stories_gguf());
+  const ModelConfig& c = m.config;
+  CHECK(c.arch == Arch::llama);
+  CHECK(c.name == "llama");
+  CHECK(c.dim == 64);
+  CHECK(c.hidden_dim == 172);
+  CHECK(c.n_layers == 5);
+  CHECK(c.n_heads == 8);
+  CHECK(c.n_kv_heads == 4);
+  CHECK(c.head_dim == 8);
+  CHECK(c.vocab_size == 512);
+  CHECK(c.max_seq_len == 2048);
+  CHECK(c.rms_eps == 1e-5f);
+  CHECK(c.rope_theta == 10000.0f);
+  CHECK(c.rope_layout == RopeLayout::interleaved);
+  CHECK_FALSE(c.qk_norm);
+  CHECK_FALSE(c.tied_embeddings);  // output.weight is stored (a copy of token_embd)
+  CHECK(m.source.format == "gguf");
+  CHECK(m.source.path == atlas::test::stories_gguf());
+  CHECK(m.source.metadata.at("general.architecture") == "llama");
+  CHECK(m.source.metadata.at("gguf.version") == "3");
+  CHECK(m.source.metadata.at("tokenizer.ggml.model") == "llama");
+  REQUIRE(m.tokenizer != nullptr);
+  CHECK(m.tokenizer->vocab_size() == 512);
+  CHECK(m.tokenizer->bos_id() == 1);
+  CHECK(m.tokenizer->eos_id() == 2);
+
+  LoadOptions o;
+  o.max_seq_len = 512;
+  CHECK(load_model(atlas::test::stories_gguf(), o).config.max_seq_len == 512);
+}
+
+TEST_CASE("stories260K.gguf: header facts from SOURCE.md") {
+  const GgufFile f = read_gguf(atlas::test::stories_gguf());
+  CHECK(f.version == 3);
+  CHECK(f.metadata.size() == 19);
+  CHECK(f.tensors.size() == 48);
+  CHECK(f.data_offset == 14176);
+  CHECK(f.alignment == 32);
+  CHECK(f.get_uint("llama.rope.dimension_count") == 8);
+  CHECK(f.get_array("tokenizer.ggml.tokens").items.size() == 512);
+  CHECK(f.get_uint("tokenizer.ggml.seperator_token_id") == 0xFFFFFFFFu);
+  CHECK_THROWS_WITH_AS(f.get_string("llama.block_count"), doctest::Contains("llama.block_count"), EngineError);
+  CHECK_THROWS_WITH_AS(f.get_uint("no.such.key"), doctest::Contains("no.such.key': missing"), EngineError);
+}
+
+TEST_CASE("stories260K.gguf: tensors are bit-identical to the llama2.c file's arrays") {
+  const Model m = load_model(atlas::test::stories_gguf());
+  const std::string bin = atlas::read_file(atlas::test::stories_bin());
+  const auto& w = m.weights;
+  CHECK(bit_equal(w.tok_embd, llama2c_floats(bin, 28, 32768)));
+  CHECK(bit_equal(w.output, llama2c_floats(bin, 28, 32768)));
+  CHECK(bit_equal(w.output_norm, llama2c_floats(bin, 1039900, 64)));
+  for (std::size_t l = 0; l < 5; ++l) {
+    CAPTURE(l);
+    const auto& L = w.layers[l];
+    CHECK(bit_equal(L.attn_norm, llama2c_floats(bin, 131100 + l * 64 * 4, 64)));
+    CHECK(bit_equal(L.wq, llama2c_floats(bin, 132380 + l * 4096 * 4, 4096)));
+    CHECK(bit_equal(L.wk, llama2c_floats(bin, 214300 + l * 2048 * 4, 2048)));
+    CHECK(bit_equal(L.wv, llama2c_floats(bin, 255260 + l * 2048 * 4, 2048)));
+    CHECK(bit_equal(L.wo, llama2c_floats(bin, 296220 + l * 4096 * 4, 4096)));
+    CHECK(bit_equal(L.ffn_norm, llama2c_floats(bin, 378140 + l * 64 * 4, 64)));
+    CHECK(bit_equal(L.w_gate, llama2c_floats(bin, 379420 + l * 11008 * 4, 11008)));
+    CHECK(bit_equal(L.w_down, llama2c_floats(bin, 599580 + l * 11008 * 4, 11008)));
+    CHECK(bit_equal(L.w_up, llama2c_floats(bin, 819740 + l * 11008 * 4, 11008)));
+    CHECK(L.q_norm.empty());
+  }
+}
+
+TEST_CASE("stories260K.gguf: F32 tensors are used in place from the mapping") {
+  const GgufFile f = read_gguf(atlas::test::stories_gguf());
+  const Model m = load_model(atlas::test::stories_gguf());
+  // A second mapping of the same file has another address, so compare offsets within the file:
+  // consecutive tensors keep their relative distance only when both point into one mapping.
+  const auto* emb = reinterpret_cast<const std::byte*>(m.weights.tok_embd.data());
+  const auto* q0 = reinterpret_cast<const std::byte*>(m.weights.layers[0].wq.data());
+  std::uint64_t off_emb = 0, off_q0 = 0;
+  for (const auto& t : f.tensors) {
+    if (t.name == "token_embd.weight") off_emb = t.offset;
+    if (t.name == "blk.0.attn_q.weight") off_q0 = t.offset;
+  }
+  CHECK(q0 - emb == static_cast<std::ptrdiff_t>(off_q0) - static_cast<std::ptrdiff_t>(off_emb));
+}
+
+TEST_CASE("corrupted GGUF files give errors naming file, field and value") {
+  const std::string good = atlas::read_file(atlas::test::stories_gguf());
+  const GgufFile f = read_gguf(atlas::test::stories_gguf());
+
+  SUBCASE("bad magic") {
+    std::string b = good;
+    b[3] = 'X';
+    const std::string e = load_error("magic", b);
+    CHECK(e.find("bad.gguf") != std::string::npos);
+    // not "GGUF": load_model treats it as llama2.c; read_gguf names the magic
+    const auto path = atlas::test::scratch_dir("gguf-magic2") / "bad.gguf";
+    atlas::write_file_atomic(path, b);
+    CHECK_THROWS_WITH_AS(read_gguf(path), doctest::Contains("header field 'magic': expected \"GGUF\" (47475546), got 47475558"), EngineError);
+  }
+  SUBCASE("bad version") {
+    std::string b = good;
+    put<std::uint32_t>(b, 4, 7);
+    const std::string e = load_error("version", b);
+    CHECK(e.find("bad.gguf: GGUF header field 'version': 7 is not supported") != std::string::npos);
+  }
+  SUBCASE("truncated inside the metadata") {
+    const std::string e = load_error("truncated", good.substr(0, 5000));
+    CHECK(e.find("bad.gguf") != std::string::npos);
+    CHECK(e.find("past the end of the file (5000 bytes)") != std::string::npos);
+  }
+  SUBCASE("tensor data past EOF") {
+    const GgufTensorInfo* last = &f.tensors[0];
+    for (const auto& t : f.tensors) {
+      if (t.offset > last->offset) last = &t;
+    }
+    const std::string e = load_error("tensor-eof", good.substr(0, good.size() - 100));
+    CHECK(e.find("bad.gguf: GGUF tensor '" + last->name + "': data at offset " + std::to_string(last->offset)) != std::string::npos);
+  }
+  SUBCASE("absurd n_kv") {
+    std::string b = good;
+    put<std::uint64_t>(b, 16, 1ULL << 40);
+    const std::string e = load_error("nkv", b);
+    CHECK(e.find("metadata_kv_count': 1099511627776 key/values cannot fit") != std::string::npos);
+  }
+  SUBCASE("string length past EOF") {
+    std::string b = good;
+    put<std::uint64_t>(b, 24, 1000000000000ULL);  // the first key's length
+    const std::string e = load_error("strlen", b);
+    CHECK(e.find("metadata key #0: string length 1000000000000 at byte offset 24 runs past the end") != std::string::npos);
+  }
+  SUBCASE("unknown metadata value type") {
+    std::string b = good;
+    std::uint64_t key_len;
+    std::memcpy(&key_len, b.data() + 24, 8);
+    const std::string key = b.substr(32, key_len);
+    put<std::uint32_t>(b, 32 + key_len, 99);
+    const std::string e = load_error("type", b);
+    CHECK(e.find("metadata key '" + key + "': unknown value type 99") != std::string::npos);
+  }
+  SUBCASE("unsupported tensor type") {
+    std::string b = good;
+    const std::string name = "token_embd.weight";
+    const auto at = b.find(name, 1000);  // after the metadata (the vocabulary) and inside the tensor infos
+    REQUIRE(at != std::string::npos);
+    put<std::uint32_t>(b, at + name.size() + 4 + 16, 12);  // n_dims (u32) + 2 x ne (i64), then the type
+    const std::string e = load_error("ttype", b);
+    CHECK(e.find("tensor 'token_embd.weight': type 12 (Q4_K) is not supported") != std::string::npos);
+  }
+  SUBCASE("metadata of the wrong type") {
+    std::string b = good;
+    const std::string key = "llama.block_count";
+    const auto at = b.find(key);
+    REQUIRE(at != std::string::npos);
+    put<std::uint32_t>(b, at + key.size(), 6);  // uint32 -> float32 (same size)
+    const std::string e = load_error("wrongtype", b);
+    CHECK(e.find("metadata key 'llama.block_count': expected a non-negative integer, got float32") != std::string::npos);
+  }
+}

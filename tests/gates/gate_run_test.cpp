@@ -1,0 +1,176 @@
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "gates/gate_run.hpp"
+#include "gates/markdown_printer.hpp"
+#include "gates/text_printer.hpp"
+#include "tests/gates/gate_fixtures.hpp"
+
+using namespace atlas;
+using namespace atlas::gates;
+
+namespace {
+
+// The baseline: ttft/p50 around 100 ms (10 samples), decode-anatomy/launches = 7.
+Baseline two_suite_baseline() {
+  auto b = test::baseline_with("ttft/p50", test::baseline_metric(100, test::spread(100, 2, 10)));
+  b.metrics["decode-anatomy/launches"] =
+      test::baseline_metric(7, {7}, records::MetricKind::counted, records::Better::lower, {0, 0}, "count");
+  return b;
+}
+
+records::Record attempt_record(const std::vector<std::string>& suites, std::vector<double> ttft) {
+  records::Record r;
+  r.git.commit = "c0ffee";
+  for (const auto& s : suites) {
+    if (s == "ttft") r.suites["ttft"].metrics["p50"] = test::metric(ttft);
+    if (s == "decode-anatomy") {
+      r.suites["decode-anatomy"].metrics["launches"] =
+          test::metric({7}, records::MetricKind::counted, records::Better::lower, "count");
+    }
+  }
+  return r;
+}
+
+class FakeGuard : public AttemptGuard {
+ public:
+  explicit FakeGuard(std::vector<bool> throttled) : throttled_(std::move(throttled)) {}
+  void begin(int) override {}
+  std::optional<std::string> end(int attempt) override {
+    if (attempt < static_cast<int>(throttled_.size()) && throttled_[attempt]) return "hw_thermal_slowdown in 3 of 10 samples";
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<bool> throttled_;
+};
+
+}  // namespace
+
+TEST_CASE("run_gate: one attempt suffices when every verdict is decided") {
+  int calls = 0;
+  const auto out = run_gate(test::test_config(), two_suite_baseline(), [&](int, const std::vector<std::string>& s) {
+    ++calls;
+    return attempt_record(s, test::spread(100, 2, 10));
+  });
+  CHECK(calls == 1);
+  CHECK(out.overall == Overall::pass);
+  CHECK(out.record.verdicts["overall"] == "pass");
+  CHECK(out.record.verdicts["verdicts"].size() == 2);
+}
+
+TEST_CASE("run_gate: reruns only the suites that need more samples, pooling samples") {
+  std::vector<std::vector<std::string>> asked;
+  const auto out = run_gate(test::test_config(), two_suite_baseline(), [&](int attempt, const std::vector<std::string>& s) {
+    asked.push_back(s);
+    // 3 samples per attempt: below min_samples (5) on the first attempt, enough after pooling.
+    return attempt_record(s, attempt == 0 ? std::vector<double>{130, 131, 132} : std::vector<double>{129, 133, 134});
+  });
+  REQUIRE(asked.size() == 2);
+  CHECK(asked[0] == std::vector<std::string>{"ttft", "decode-anatomy"});
+  CHECK(asked[1] == std::vector<std::string>{"ttft"});
+  CHECK(out.record.suites.at("ttft").metrics.at("p50").samples.size() == 6);
+  CHECK(out.overall == Overall::regression);
+}
+
+TEST_CASE("run_gate: gives up after the rerun cap and answers inconclusive") {
+  int calls = 0;
+  auto cfg = test::test_config();
+  cfg.rerun_cap = 2;
+  cfg.min_samples = 50;  // never reached at 1 sample per attempt
+  const auto out = run_gate(cfg, two_suite_baseline(), [&](int, const std::vector<std::string>& s) {
+    ++calls;
+    return attempt_record(s, {100});
+  });
+  CHECK(calls == 3);
+  CHECK(out.overall == Overall::inconclusive);
+  CHECK(out.reason.find("after 2 reruns") != std::string::npos);
+  CHECK(to_int(exit_code(out.overall)) == 2);
+}
+
+TEST_CASE("run_gate: throttled attempts are dropped, counted and rerun") {
+  FakeGuard guard({true, false});
+  int calls = 0;
+  const auto out = run_gate(
+      test::test_config(), two_suite_baseline(),
+      [&](int attempt, const std::vector<std::string>& s) {
+        ++calls;
+        // The throttled attempt's samples are slow; they must not reach the verdict.
+        return attempt_record(s, attempt == 0 ? test::spread(200, 2, 10) : test::spread(100, 2, 10));
+      },
+      &guard);
+  CHECK(calls == 2);
+  CHECK(out.dropped_attempts == 1);
+  CHECK(out.attempts[0].dropped);
+  CHECK(out.overall == Overall::pass);
+  CHECK(out.record.verdicts["dropped_attempts"] == 1);
+
+  FakeGuard always({true, true, true});
+  const auto all_dropped = run_gate(test::test_config(), two_suite_baseline(),
+                                    [&](int, const std::vector<std::string>& s) { return attempt_record(s, {100}); }, &always);
+  CHECK(all_dropped.overall == Overall::inconclusive);
+  CHECK(all_dropped.reason.find("all 3 attempts were dropped") != std::string::npos);
+}
+
+TEST_CASE("run_gate: a failed suite run is a regression with its reason") {
+  const auto out = run_gate(test::test_config(), two_suite_baseline(), [&](int, const std::vector<std::string>&) {
+    records::Record r;
+    r.valid = false;
+    r.invalid_reason = "engine crashed in prefill";
+    return r;
+  });
+  CHECK(out.overall == Overall::regression);
+  CHECK(out.reason == "the suite run failed: engine crashed in prefill");
+}
+
+TEST_CASE("decide: merge-base violations fail; a noisy box downgrades timed verdicts only") {
+  GateOutcome pass;
+  pass.overall = Overall::pass;
+  CHECK(decide(pass, true, true, false).overall == Overall::pass);
+  CHECK(decide(pass, false, true, false).overall == Overall::regression);
+  CHECK(decide(pass, true, false, false).overall == Overall::inconclusive);
+  CHECK(decide(pass, true, false, true).overall == Overall::pass);
+
+  GateOutcome timed_regression;
+  Verdict v;
+  v.kind = records::MetricKind::timed;
+  v.status = VerdictStatus::regression;
+  timed_regression.comparison.verdicts = {v};
+  timed_regression.overall = Overall::regression;
+  CHECK(decide(timed_regression, true, false, false).overall == Overall::inconclusive);
+  CHECK(decide(timed_regression, true, true, false).overall == Overall::regression);
+
+  GateOutcome counted_regression = timed_regression;
+  counted_regression.comparison.verdicts[0].kind = records::MetricKind::counted;
+  CHECK(decide(counted_regression, true, false, false).overall == Overall::regression);
+}
+
+TEST_CASE("printers: text table and markdown summary show metric, baseline, candidate, delta, verdict, why") {
+  const auto out = run_gate(test::test_config(), two_suite_baseline(), [&](int, const std::vector<std::string>& s) {
+    return attempt_record(s, test::spread(120, 2, 10));
+  });
+  GateReport rep;
+  rep.gate = "pr";
+  rep.machine_class = "cpu-test";
+  rep.baseline_file = "baselines/cpu-test/pr.BASELINE.json";
+  rep.commit = "c0ffee";
+  rep.comparison = out.comparison;
+  rep.decision = decide(out, true, true, false);
+  rep.attempts = out.attempts;
+  std::ostringstream text, md;
+  TextPrinter{}.print(rep, text);
+  MarkdownPrinter{}.print(rep, md);
+  const std::string t = text.str();
+  CHECK(t.find("metric") != std::string::npos);
+  CHECK(t.find("ttft/p50") != std::string::npos);
+  CHECK(t.find("100 ms") != std::string::npos);
+  CHECK(t.find("120 ms") != std::string::npos);
+  CHECK(t.find("+20.00%") != std::string::npos);
+  CHECK(t.find("regression") != std::string::npos);
+  CHECK(t.find("result: regression") != std::string::npos);
+  const std::string m = md.str();
+  CHECK(m.find("### atlas-bench gate `pr`: **REGRESSION**") == 0);
+  CHECK(m.find("| `ttft/p50` | 100 ms | 120 ms | +20.00% | regression |") != std::string::npos);
+  CHECK(m.find("<details><summary>1 unchanged metrics</summary>") != std::string::npos);
+}

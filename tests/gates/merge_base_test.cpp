@@ -1,0 +1,140 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "gates/merge_base_check.hpp"
+#include "gates/process.hpp"
+#include "gates/ratchet.hpp"
+#include "tests/gates/gate_fixtures.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas;
+using namespace atlas::gates;
+
+namespace {
+
+void git(const std::filesystem::path& repo, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"git", "-c", "user.name=gate-test", "-c", "user.email=gate-test@example.invalid",
+                                   "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = run_process(argv, repo);
+  INFO("git " << args.front() << ": " << r.err);
+  REQUIRE(r.exit_status == 0);
+}
+
+const ChangeStamp kStamp{"feature", "2026-11-29T15:00:00Z"};
+
+// A repo whose main branch holds baselines/cpu-test/pr.BASELINE.json with ttft/p50 = 100 ms,
+// checked out on branch "feature".
+std::filesystem::path repo_with_baseline(const std::string& name, bool frozen = false) {
+  const auto repo = test::scratch_dir(name);
+  git(repo, {"init", "-q"});
+  auto b = test::baseline_with("ttft/p50", test::baseline_metric(100, test::spread(100, 2, 6)));
+  b.metrics["ttft/launches"] =
+      test::baseline_metric(7, {7}, records::MetricKind::counted, records::Better::lower, {0, 0}, "count");
+  b.frozen = frozen;
+  save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
+  git(repo, {"add", "-A"});
+  git(repo, {"commit", "-q", "-m", "baseline"});
+  git(repo, {"checkout", "-q", "-b", "feature"});
+  return repo;
+}
+
+Baseline load(const std::filesystem::path& repo) { return load_baseline(baseline_path(repo / "baselines", "cpu-test", "pr")); }
+void save(const std::filesystem::path& repo, const Baseline& b) {
+  save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
+}
+
+}  // namespace
+
+TEST_CASE("merge-base check: tightened value passes") {
+  const auto repo = repo_with_baseline("gates_mb_tight");
+  auto b = load(repo);
+  b.metrics["ttft/p50"].value = 90;
+  save(repo, b);
+  git(repo, {"commit", "-q", "-am", "tighten"});
+  const auto r = check_merge_base(repo / "baselines", "main");
+  CHECK(r.ran);
+  CHECK(r.target == "main");
+  CHECK(r.files_checked == std::vector<std::string>{"baselines/cpu-test/pr.BASELINE.json"});
+  CHECK(r.ok());
+}
+
+TEST_CASE("merge-base check: loosened without accept fails, naming file, metric and values") {
+  const auto repo = repo_with_baseline("gates_mb_loose");
+  auto b = load(repo);
+  b.metrics["ttft/p50"].value = 120;
+  save(repo, b);  // uncommitted edits count too: the working tree is what would be committed
+  const auto r = check_merge_base(repo / "baselines", "");  // "" -> origin/main, falls back to main
+  CHECK(r.target == "main");
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].file == "baselines/cpu-test/pr.BASELINE.json");
+  CHECK(r.violations[0].metric == "ttft/p50");
+  CHECK(r.violations[0].problem.find("loosened from 100.0 to 120.0") != std::string::npos);
+  CHECK(!r.ok());
+}
+
+TEST_CASE("merge-base check: loosened with an accept entry passes") {
+  const auto repo = repo_with_baseline("gates_mb_accept");
+  auto b = load(repo);
+  auto slow = test::record_with("ttft", "p50", test::metric(test::spread(120, 2, 6)));
+  accept(b, "ttft/p50", slow, "slower but correct", test::test_config(), kStamp);
+  save(repo, b);
+  git(repo, {"commit", "-q", "-am", "accept"});
+  CHECK(check_merge_base(repo / "baselines", "main").ok());
+
+  // ...but an accept for one value does not cover a later hand edit to a worse one.
+  b.metrics["ttft/p50"].value = 150;
+  save(repo, b);
+  CHECK(!check_merge_base(repo / "baselines", "main").ok());
+}
+
+TEST_CASE("merge-base check: a new BASELINE file passes and is noted") {
+  const auto repo = repo_with_baseline("gates_mb_new");
+  auto b = test::baseline_with("ttft/p50", test::baseline_metric(5, {}));
+  b.machine_class = "h200";
+  save_baseline(baseline_path(repo / "baselines", "h200", "pr"), b);
+  const auto r = check_merge_base(repo / "baselines", "main");
+  CHECK(r.ok());
+  CHECK(r.files_checked.size() == 2);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] == "baselines/h200/pr.BASELINE.json: new since the merge-base");
+}
+
+TEST_CASE("merge-base check: removed metric, loosened tolerance, deleted history and frozen edits fail") {
+  const auto repo = repo_with_baseline("gates_mb_other");
+  auto b = load(repo);
+  b.metrics.erase("ttft/launches");
+  b.metrics["ttft/p50"].tolerance.relative = 0.5;
+  save(repo, b);
+  auto r = check_merge_base(repo / "baselines", "main");
+  REQUIRE(r.violations.size() == 2);
+  CHECK(r.violations[0].metric == "ttft/launches");  // base metrics in key order: launches < p50
+  CHECK(r.violations[1].problem.find("tolerance loosened") != std::string::npos);
+
+  // A reviewed removal passes.
+  git(repo, {"checkout", "-q", "--", "."});
+  b = load(repo);
+  remove_metric(b, "ttft/launches", "retired", kStamp);
+  save(repo, b);
+  CHECK(check_merge_base(repo / "baselines", "main").ok());
+
+  const auto frozen_repo = repo_with_baseline("gates_mb_frozen", true);
+  b = load(frozen_repo);
+  b.metrics["ttft/p50"].value = 90;  // even tightening: a frozen file never moves
+  save(frozen_repo, b);
+  r = check_merge_base(frozen_repo / "baselines", "main");
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].problem.find("frozen") != std::string::npos);
+}
+
+TEST_CASE("merge-base check: skipped outside git and for an unknown target") {
+  const auto dir = test::scratch_dir("gates_mb_nogit");
+  std::filesystem::create_directories(dir / "baselines");
+  // The scratch dir may sit inside a checkout (the build tree), so use a target that cannot exist.
+  const auto r = check_merge_base(dir / "baselines", "no-such-branch-xyz");
+  CHECK(!r.ran);
+  CHECK(!r.skipped_reason.empty());
+  CHECK(r.ok());
+}

@@ -1,0 +1,154 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "records/diff.hpp"
+#include "records/error.hpp"
+#include "records/printers/diff_printer.hpp"
+#include "tests/records/fixture.hpp"
+
+using atlas::records::Better;
+using atlas::records::Change;
+using atlas::records::Metric;
+using atlas::records::MetricKind;
+using atlas::test::counted_metric;
+using atlas::test::timed_metric;
+
+namespace {
+atlas::records::MetricDiff d(const Metric& a, const Metric& b) {
+  return atlas::records::diff_metric("ttft", "m", a, b, {});
+}
+Metric accuracy(double v) {
+  Metric m;
+  m.unit = "fraction";
+  m.better = Better::higher;
+  m.kind = MetricKind::accuracy;
+  m.samples = {v};
+  return m;
+}
+}  // namespace
+
+TEST_CASE("timed metrics: significant and large -> regressed/improved honouring `better`") {
+  const std::vector<double> a{10.0, 10.1, 10.2, 10.3, 10.4, 10.5, 10.6, 10.7, 10.8, 10.9};
+  const std::vector<double> b{12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.7, 12.8, 12.9};
+  auto r = d(timed_metric(a), timed_metric(b));
+  CHECK(r.p50_a == doctest::Approx(10.45));
+  CHECK(r.p50_b == doctest::Approx(12.45));
+  CHECK(r.delta_pct == doctest::Approx(100.0 * 2.0 / 10.45));
+  // Complete separation of 10 vs 10 samples: U = 0, asymptotic (both n > 8, no ties).
+  CHECK(r.test == "asymptotic");
+  CHECK(r.p_value < 0.001);
+  CHECK(r.significant);
+  CHECK(r.change == Change::regressed);
+  r = d(timed_metric(a, "tok/s", Better::higher), timed_metric(b, "tok/s", Better::higher));
+  CHECK(r.change == Change::improved);
+  r = d(timed_metric(b), timed_metric(a));
+  CHECK(r.change == Change::improved);
+}
+
+TEST_CASE("timed metrics: large but not significant is noise; small is unchanged") {
+  // 3 vs 3 samples: the smallest exact two-sided p is 2/C(6,3) = 0.1 > 0.05.
+  auto r = d(timed_metric({10.0, 10.2, 30.0}), timed_metric({11.0, 9.0, 31.0}));
+  CHECK(r.delta_pct == doctest::Approx(100.0 * 0.8 / 10.2));
+  CHECK(r.test == "exact");
+  CHECK(r.p_value >= 0.1);
+  CHECK(r.change == Change::noise);
+  // Significant but only +1 %: below the 5 % threshold.
+  std::vector<double> a, b;
+  for (int i = 0; i < 20; ++i) {
+    a.push_back(100.0 + i * 0.01);
+    b.push_back(101.0 + i * 0.01);
+  }
+  r = d(timed_metric(a), timed_metric(b));
+  CHECK(r.significant);
+  CHECK(r.change == Change::unchanged);
+  // Single samples: no test, the threshold alone decides (asv).
+  r = d(timed_metric({10.0}), timed_metric({12.0}));
+  CHECK(r.test == "none");
+  CHECK(std::isnan(r.p_value));
+  CHECK(r.change == Change::regressed);
+}
+
+TEST_CASE("counted and accuracy metrics compare exactly") {
+  CHECK(d(counted_metric({42, 42, 42}), counted_metric({42, 42, 42})).change == Change::unchanged);
+  auto r = d(counted_metric({42, 42, 42}), counted_metric({43, 43, 43}));
+  CHECK(r.change == Change::regressed);
+  CHECK(r.test == "exact-compare");
+  CHECK(r.delta_pct == doctest::Approx(100.0 / 42.0));
+  CHECK(d(counted_metric({42}), counted_metric({41})).change == Change::improved);
+  CHECK(d(accuracy(0.80), accuracy(0.85)).change == Change::improved);
+  CHECK(d(accuracy(0.80), accuracy(0.79)).change == Change::regressed);
+  // From zero: the percentage is undefined but the change is still a regression.
+  r = d(counted_metric({0}), counted_metric({1}));
+  CHECK(std::isnan(r.delta_pct));
+  CHECK(r.change == Change::regressed);
+}
+
+TEST_CASE("record diff: added, removed, incomparable, sorted rows, counts") {
+  auto a = atlas::test::sample_record();
+  auto b = atlas::test::sample_record();
+  b.suites["ttft"].metrics.erase("launches_per_token");
+  b.suites["ttft"].metrics["itl_ms"] = timed_metric({1, 2, 3});
+  b.suites["bfcl"].name = "bfcl";
+  b.suites["bfcl"].metrics["accuracy"] = accuracy(0.5);
+  auto& ttft_b = b.suites["ttft"].metrics["ttft_ms"];
+  ttft_b.unit = "us";
+  const auto diff = atlas::records::diff_records(a, b, {}, "a.json", "b.json");
+  REQUIRE(diff.metrics.size() == 4);
+  CHECK(diff.metrics[0].suite == "bfcl");
+  CHECK(diff.metrics[0].change == Change::added);
+  CHECK(diff.metrics[1].metric == "itl_ms");
+  CHECK(diff.metrics[1].change == Change::added);
+  CHECK(diff.metrics[1].n_b == 3);
+  CHECK(diff.metrics[2].metric == "launches_per_token");
+  CHECK(diff.metrics[2].change == Change::removed);
+  CHECK(diff.metrics[2].p50_a == 42.0);
+  CHECK(diff.metrics[3].metric == "ttft_ms");
+  CHECK(diff.metrics[3].change == Change::incomparable);
+  CHECK(diff.count(Change::added) == 2);
+  CHECK(diff.a.label == "a.json");
+  CHECK_THROWS_AS(atlas::records::diff_records(a, b, {.alpha = 0.0}), atlas::records::RecordError);
+}
+
+TEST_CASE("diff printers: text, md, json") {
+  auto a = atlas::test::sample_record();
+  auto b = atlas::test::sample_record();
+  b.git.commit = "bbbbbbbbbbbbcccccccccccccccccccccccccccc";
+  b.git.dirty = true;
+  b.suites["ttft"].metrics["launches_per_token"] = counted_metric({40, 40, 40});
+  const auto diff = atlas::records::diff_records(a, b, {}, "a.json", "b.json");
+
+  std::ostringstream text;
+  atlas::records::make_diff_printer("text")->print(diff, text);
+  const std::string t = text.str();
+  CHECK(t.find("A: a.json\n   3f9a0c12b4de (records)  cpu-2c-x86_64  pr  2026-11-29T14:33:20Z\n") == 0);
+  CHECK(t.find("B: b.json\n   bbbbbbbbbbbb-dirty (records)") != std::string::npos);
+  CHECK(t.find("suite  metric              unit   A p50  B p50   delta  p  n A/B  change") != std::string::npos);
+  CHECK(t.find("ttft   launches_per_token  count     42     40  -4.76%  -    3/3  improved") != std::string::npos);
+  CHECK(t.find("summary: 1 improved, 1 unchanged") != std::string::npos);
+
+  std::ostringstream md;
+  atlas::records::make_diff_printer("md")->print(diff, md);
+  CHECK(md.str().find("| ttft | launches_per_token | count | 42 | 40 | -4.76% | - | 3/3 | **improved** |") !=
+        std::string::npos);
+  CHECK(md.str().find("|---|---|---|--:|--:|--:|--:|--:|---|") != std::string::npos);
+
+  std::ostringstream js;
+  atlas::records::make_diff_printer("json")->print(diff, js);
+  const auto j = nlohmann::json::parse(js.str());
+  CHECK(j["a"]["commit"] == "3f9a0c12b4de5f60718293a4b5c6d7e8f9012345");
+  CHECK(j["b"]["dirty"] == true);
+  REQUIRE(j["metrics"].size() == 2);
+  CHECK(j["metrics"][0]["metric"] == "launches_per_token");
+  CHECK(j["metrics"][0]["change"] == "improved");
+  CHECK(j["metrics"][0]["p_value"].is_null());
+  CHECK(j["metrics"][1]["metric"] == "ttft_ms");
+  CHECK(j["metrics"][1]["change"] == "unchanged");
+  CHECK(j["metrics"][1]["p_value"].get<double>() == doctest::Approx(1.0));
+  CHECK(j["counts"]["improved"] == 1);
+  CHECK(j["options"]["alpha"] == 0.05);
+
+  CHECK_THROWS_WITH_AS(atlas::records::make_diff_printer("csv"), doctest::Contains("\"csv\""), atlas::records::RecordError);
+}

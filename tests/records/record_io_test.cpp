@@ -1,0 +1,134 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "common/atomic_file.hpp"
+#include "records/error.hpp"
+#include "records/record_io.hpp"
+#include "tests/records/fixture.hpp"
+#include "tests/test_data.hpp"
+
+using atlas::records::Record;
+using atlas::records::RecordError;
+using nlohmann::json;
+
+namespace {
+json written() { return atlas::records::to_json(atlas::test::sample_record()); }
+
+// Parses `j` and returns the error message (empty when it parsed).
+std::string error_of(const json& j) {
+  try {
+    atlas::records::record_from_json(j, "r.json");
+  } catch (const RecordError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("record round trip keeps every field") {
+  const Record a = atlas::test::sample_record();
+  const json j = atlas::records::to_json(a);
+  const Record b = atlas::records::record_from_json(j, "mem");
+  CHECK(b.schema_version == 1);
+  CHECK(b.run_id == a.run_id);
+  CHECK(b.start_utc == a.start_utc);
+  CHECK(b.end_utc == a.end_utc);
+  CHECK(b.gate_or_suite == "pr");
+  CHECK(b.git.commit == a.git.commit);
+  CHECK(b.git.branch == "records");
+  CHECK(b.build.compiler == "GNU 12.2.0");
+  CHECK(b.machine.cores == 2);
+  CHECK(b.machine.memory_bytes == (8LL << 30));
+  CHECK(b.machine.machine_class == "cpu-2c-x86_64");
+  CHECK(b.model.parameter_count == 260032);
+  CHECK(b.data_assets == a.data_assets);
+  CHECK(b.config == a.config);
+  CHECK(b.endpoint.is_null());
+  REQUIRE(b.suites.count("ttft") == 1);
+  const auto& s = b.suites.at("ttft");
+  CHECK(s.name == "ttft");
+  CHECK(s.config == a.suites.at("ttft").config);
+  CHECK(s.details == a.suites.at("ttft").details);
+  CHECK(s.metrics.at("ttft_ms").samples == a.suites.at("ttft").metrics.at("ttft_ms").samples);
+  CHECK(s.metrics.at("launches_per_token").kind == atlas::records::MetricKind::counted);
+  CHECK(b.valid);
+  // Writing the parsed record again gives the same JSON (the text is the stable form).
+  CHECK(atlas::records::to_json(b) == j);
+}
+
+TEST_CASE("summaries are computed from samples on write") {
+  const json j = written();
+  const json& sum = j["suites"]["ttft"]["metrics"]["ttft_ms"]["summary"];
+  CHECK(sum["n"] == 5);
+  CHECK(sum["min"].get<double>() == 10.1);
+  CHECK(sum["max"].get<double>() == 10.9);
+  CHECK(sum["p50"].get<double>() == 10.5);
+  CHECK(sum["mean"].get<double>() == doctest::Approx(10.5));
+  // A stale summary in the file is ignored: the samples are the truth.
+  json k = j;
+  k["suites"]["ttft"]["metrics"]["ttft_ms"]["summary"]["p50"] = 999.0;
+  const auto r = atlas::records::record_from_json(k, "k.json");
+  CHECK(atlas::records::to_json(r)["suites"]["ttft"]["metrics"]["ttft_ms"]["summary"]["p50"].get<double>() == 10.5);
+  // Empty samples -> n = 0 and null statistics.
+  Record e = atlas::test::sample_record();
+  e.suites["ttft"].metrics["ttft_ms"].samples.clear();
+  const json ej = atlas::records::to_json(e)["suites"]["ttft"]["metrics"]["ttft_ms"]["summary"];
+  CHECK(ej["n"] == 0);
+  CHECK(ej["p50"].is_null());
+}
+
+TEST_CASE("malformed records name the file, the JSON path and the bad value") {
+  json j = written();
+  j["machine"]["cores"] = "two";
+  CHECK(error_of(j) == "r.json: /machine/cores: expected an integer, got \"two\"");
+
+  j = written();
+  j["suites"]["ttft"]["metrics"]["ttft_ms"]["better"] = "faster";
+  CHECK(error_of(j) == "r.json: /suites/ttft/metrics/ttft_ms/better: expected \"lower\" or \"higher\", got \"faster\"");
+
+  j = written();
+  j["suites"]["ttft"]["metrics"]["ttft_ms"]["samples"][2] = "x";
+  CHECK(error_of(j) == "r.json: /suites/ttft/metrics/ttft_ms/samples/2: expected a finite number, got \"x\"");
+
+  j = written();
+  j["suites"]["ttft"]["metrics"]["ttft_ms"]["kind"] = 3;
+  CHECK(error_of(j) == "r.json: /suites/ttft/metrics/ttft_ms/kind: expected a string, got 3");
+
+  j = written();
+  j.erase("git");
+  CHECK(error_of(j) == "r.json: /git: required field is missing");
+
+  j = written();
+  j["suites"]["a/b"] = j["suites"]["ttft"];
+  j["suites"]["a/b"]["metrics"]["ttft_ms"].erase("unit");
+  CHECK(error_of(j) == "r.json: /suites/a~1b/metrics/ttft_ms/unit: required field is missing");
+
+  j = written();
+  j["valid"] = false;
+  CHECK(error_of(j).find("/invalid_reason") != std::string::npos);
+
+  CHECK(error_of(json::array()) == "r.json: /: expected a record object, got []");
+}
+
+TEST_CASE("unknown schema_version is a clear error; unknown keys are ignored") {
+  json j = written();
+  j["schema_version"] = 2;
+  const std::string e = error_of(j);
+  CHECK(e.find("r.json: /schema_version: unsupported schema_version 2") == 0);
+  CHECK(e.find("reads version 1") != std::string::npos);
+  j = written();
+  j["future_field"] = {{"x", 1}};
+  CHECK(error_of(j).empty());
+}
+
+TEST_CASE("read_record reports unreadable and malformed files as RecordError") {
+  const auto dir = atlas::test::scratch_dir("record_io_read");
+  CHECK_THROWS_AS(atlas::records::read_record(dir / "missing.json"), RecordError);
+  atlas::write_file_atomic(dir / "bad.json", "{\"schema_version\": 1,");
+  CHECK_THROWS_WITH_AS(atlas::records::read_record(dir / "bad.json"), doctest::Contains("bad.json: malformed JSON"),
+                       RecordError);
+  atlas::write_file_atomic(dir / "ok.json", atlas::records::record_text(atlas::test::sample_record()));
+  CHECK(atlas::records::read_record(dir / "ok.json").run_id == "20261129T143320Z-0123456789ab");
+}

@@ -1,0 +1,127 @@
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "fake_target.hpp"
+#include "suites/ab/ab.hpp"
+#include "suites/error.hpp"
+
+using namespace atlas::suites;
+
+TEST_CASE("side specs split environment settings from target options") {
+  const SideSpec s = parse_side_spec("ATLAS_NO_DECODE_GRAPHS=1  threads=2 backend=cpu", "a");
+  CHECK(s.env == std::map<std::string, std::string>{{"ATLAS_NO_DECODE_GRAPHS", "1"}});
+  CHECK(s.options == std::map<std::string, std::string>{{"backend", "cpu"}, {"threads", "2"}});
+  CHECK_THROWS_WITH(parse_side_spec("threads", "b"), doctest::Contains("--b: 'threads' is not KEY=VALUE"));
+  CHECK_THROWS_WITH(parse_side_spec("x=1 x=2", "a"), doctest::Contains("given twice"));
+  CHECK(parse_side_spec("", "a").env.empty());
+}
+
+TEST_CASE("ScopedEnv sets and restores") {
+  ::unsetenv("ATLAS_AB_TEST_VAR");
+  {
+    ScopedEnv e(std::map<std::string, std::string>{{"ATLAS_AB_TEST_VAR", "1"}});
+    CHECK(std::string(std::getenv("ATLAS_AB_TEST_VAR")) == "1");
+  }
+  CHECK(std::getenv("ATLAS_AB_TEST_VAR") == nullptr);
+}
+
+TEST_CASE("first_divergence") {
+  CHECK(first_divergence({1, 2, 3}, {1, 2, 3}) == -1);
+  CHECK(first_divergence({1, 2, 3}, {1, 9, 3}) == 1);
+  CHECK(first_divergence({1, 2}, {1, 2, 3}) == 2);
+}
+
+TEST_CASE("parity check finds a planted mismatch and names the prompt and position") {
+  atlas::test::FakeTarget a, b;
+  ParityConfig cfg;
+  cfg.prompts = 200;
+  const auto prompts = parity_prompts(a.tokenizer(), cfg);
+  REQUIRE(prompts.size() == 200);
+  b.plant_prompt = prompts[137];
+  b.plant_position = 3;
+  const ParityReport rep = check_parity(a, b, cfg);
+  CHECK(rep.prompts == 200);
+  REQUIRE(rep.mismatches.size() == 1);
+  CHECK(rep.mismatches[0].prompt_index == 137);
+  CHECK(rep.mismatches[0].position == 3);
+  CHECK(rep.mismatches[0].prompt_ids == prompts[137]);
+  CHECK(rep.to_json()["mismatches"][0]["first_divergence"] == 3);
+
+  atlas::test::FakeTarget c;
+  CHECK(check_parity(a, c, cfg).mismatches.empty());
+}
+
+TEST_CASE("compare_sides: medians, ratio, Mann-Whitney verdicts by direction") {
+  atlas::records::SuiteResult a, b;
+  auto& ta = a.metrics["ttft_ms"];
+  ta.samples = {10, 11, 12, 10.5, 11.5, 10.2, 11.1};
+  auto& tb = b.metrics["ttft_ms"];
+  tb = ta;
+  tb.samples = {5, 5.5, 6, 5.2, 5.8, 5.1, 5.9};
+  auto& ca = a.metrics["fp"];
+  ca.kind = atlas::records::MetricKind::counted;
+  ca.samples = {7, 7};
+  b.metrics["fp"] = ca;
+  b.metrics["fp"].samples = {8, 8};
+  a.metrics["only_a"].samples = {1};
+  const auto cs = compare_sides(a, b);
+  REQUIRE(cs.size() == 2);
+  const auto& fp = cs[0];
+  CHECK(fp.metric == "fp");
+  CHECK(fp.verdict == "differs");
+  const auto& t = cs[1];
+  CHECK(t.median_a == doctest::Approx(11.0));
+  CHECK(t.median_b == doctest::Approx(5.5));
+  CHECK(t.ratio == doctest::Approx(0.5));
+  CHECK(t.p_value < 0.01);
+  CHECK(t.verdict == "b better");  // lower TTFT is better
+
+  auto b2 = a;
+  CHECK(compare_sides(a, b2)[1].verdict == "same");
+}
+
+TEST_CASE("run_ab interleaves the sides and records parity") {
+  std::vector<std::string> order;
+  struct Logging : atlas::test::FakeTarget {
+    std::vector<std::string>* log;
+    std::string side;
+    atlas::suites::TargetResponse generate(const atlas::suites::TargetRequest& r) override {
+      log->push_back(side);
+      return FakeTarget::generate(r);
+    }
+  };
+  AbRequest req;
+  req.suite = "decode-anatomy";
+  req.options.warmup = 0;
+  req.options.repetitions = 3;
+  req.options.config = {{"prompt_tokens", 8}, {"decode_tokens", 4}};
+  req.a = parse_side_spec("ATLAS_AB_SIDE=a", "a");
+  req.b = parse_side_spec("ATLAS_AB_SIDE=b", "b");
+  req.parity_config.prompts = 20;
+  std::vector<std::string> env_seen;
+  const AbResult res = run_ab(req, [&](const SideSpec& s) {
+    auto t = std::make_unique<Logging>();
+    t->log = &order;
+    t->side = s.label;
+    env_seen.push_back(std::getenv("ATLAS_AB_SIDE"));
+    if (s.label == "b") t->plant_prompt = parity_prompts(t->tokenizer(), req.parity_config)[4];
+    return t;
+  });
+  CHECK(env_seen == std::vector<std::string>{"a", "b"});
+  // decode-anatomy makes 2 requests per round and side: a a b b a a b b a a b b, then parity.
+  REQUIRE(order.size() >= 12);
+  CHECK(std::vector<std::string>(order.begin(), order.begin() + 12) ==
+        std::vector<std::string>{"a", "a", "b", "b", "a", "a", "b", "b", "a", "a", "b", "b"});
+  const auto& rec = res.record;
+  CHECK(rec.gate_or_suite == "ab-decode-anatomy");
+  REQUIRE(rec.suites.count("decode-anatomy@a"));
+  CHECK(rec.suites.at("decode-anatomy@a").metrics.at("us_per_token").samples.size() == 3);
+  CHECK(rec.suites.at("decode-anatomy@b").metrics.at("us_per_token").samples.size() == 3);
+  CHECK(rec.suites.at("parity").metrics.at("parity_mismatches").samples == std::vector<double>{1});
+  REQUIRE(res.parity.mismatches.size() == 1);
+  CHECK(res.parity.mismatches[0].prompt_index == 4);
+  CHECK(rec.verdicts["ab"].size() == res.comparisons.size());
+  const Table t = ab_table(res);
+  CHECK(t.notes[0] == "greedy parity: 1 of 20 prompts differ");
+}

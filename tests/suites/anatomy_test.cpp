@@ -1,0 +1,115 @@
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "fake_target.hpp"
+#include "suites/decode_anatomy/anatomy_table.hpp"
+#include "suites/decode_anatomy/decode_anatomy_suite.hpp"
+
+using namespace atlas::suites;
+
+namespace {
+AnatomyWindow cpu_like_window() {
+  AnatomyWindow w;
+  StageAnatomy a;
+  a.stage = "attention";
+  a.calls = 20;  // 5 layers x 4 tokens
+  a.time_ns = 40'000;
+  StageAnatomy l;
+  l.stage = "lm_head";
+  l.calls = 4;
+  l.time_ns = 20'000;
+  w.stages = {a, l};
+  return w;
+}
+}  // namespace
+
+TEST_CASE("anatomy table: unmeasured columns read n/a, never 0") {
+  const Table t = anatomy_table(cpu_like_window(), 4, 100'000, "cpu-stage-timer", "host wall clock");
+  REQUIRE(t.rows.size() == 4);  // attention, lm_head, other, token
+  const auto& att = t.rows[0];
+  CHECK(att[0] == "attention");
+  CHECK(att[1] == "5.00");   // calls per token
+  CHECK(att[2] == "n/a");    // launches
+  CHECK(att[3] == "n/a");    // in graph
+  CHECK(att[4] == "n/a");    // host syncs
+  CHECK(att[5] == "n/a");    // copies
+  CHECK(att[6] == "10.00");  // 40 us / 4 tokens
+  CHECK(att[7] == "40.0%");  // of 25 us per token
+  CHECK(t.rows[2][0] == "other (outside stages)");
+  CHECK(t.rows[2][6] == "10.00");  // (100 - 60) us / 4
+  CHECK(t.rows[2][7] == "40.0%");
+  CHECK(t.rows[3][0] == "token (wall)");
+  CHECK(t.rows[3][2] == "n/a");
+  CHECK(t.rows[3][6] == "25.00");
+
+  std::ostringstream text, md;
+  TextTablePrinter().print(t, text);
+  MarkdownTablePrinter().print(t, md);
+  CHECK(text.str().find(" 0.00") == std::string::npos);
+  CHECK(md.str().find("| attention | 5.00 | n/a | n/a | n/a | n/a | 10.00 | 40.0% |") != std::string::npos);
+}
+
+TEST_CASE("anatomy table: a source that counts launches, graphs, syncs and copies shows them") {
+  AnatomyWindow w = cpu_like_window();
+  w.stages[0].launches = 40;
+  w.stages[0].graph_launches = 40;
+  w.stages[0].host_syncs = 0;
+  w.stages[0].copies_h2d = 0;
+  w.stages[0].copies_d2h = 4;
+  w.stages[1].launches = 8;
+  w.stages[1].graph_launches = 4;
+  w.stages[1].host_syncs = 4;
+  w.stages[1].copies_h2d = 0;
+  w.stages[1].copies_d2h = 4;
+  const Table t = anatomy_table(w, 4, 100'000, "cupti", "GPU kernel time");
+  CHECK(t.rows[0][2] == "10.00");
+  CHECK(t.rows[0][3] == "100%");
+  CHECK(t.rows[0][4] == "0.00");
+  CHECK(t.rows[0][5] == "0.00 / 1.00");
+  CHECK(t.rows[1][3] == "50%");
+  const auto& token = t.rows.back();
+  CHECK(token[2] == "12.00");  // 48 launches / 4 tokens
+  CHECK(token[3] == "92%");    // 44 of 48
+  CHECK(token[4] == "1.00");
+  CHECK(token[5] == "0.00 / 2.00");
+}
+
+TEST_CASE("window accumulation keeps unknown values unknown") {
+  AnatomyWindow a = cpu_like_window(), b = cpu_like_window();
+  b.stages[0].launches = 3;
+  a.accumulate(b);
+  CHECK(*a.stages[0].calls == 40);
+  CHECK(*a.stages[0].time_ns == 80'000);
+  CHECK_FALSE(a.stages[0].launches);
+}
+
+TEST_CASE("output fingerprint is FNV-1a 32 over little-endian ids") {
+  CHECK(output_fingerprint({}) == 2166136261u);
+  // bytes 01 00 00 00: FNV-1a 32 of "\x01\0\0\0"
+  std::vector<int> one{1};
+  CHECK(output_fingerprint(one) == 0xfb69b604u);
+  std::vector<int> a{5, 6}, b{6, 5};
+  CHECK(output_fingerprint(a) != output_fingerprint(b));
+}
+
+TEST_CASE("decode-anatomy suite on a wall-clock-only target") {
+  atlas::test::FakeTarget target;
+  SuiteOptions o;
+  o.warmup = 0;
+  o.repetitions = 2;
+  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 5}};
+  const auto r = run_decode_anatomy_suite(target, o);
+  // 5 tokens: first at base + 1 prefilled token, then 4 gaps of decode_ns.
+  const double wall_us = (1'000'000 + 10'000 + 4 * 250'000) / 1e3;
+  REQUIRE(r.metrics.at("us_per_token").samples.size() == 2);
+  CHECK(r.metrics.at("us_per_token").samples[0] == doctest::Approx(wall_us / 5));
+  CHECK(r.metrics.at("output_fingerprint").kind == atlas::records::MetricKind::counted);
+  CHECK(r.metrics.at("output_fingerprint").samples[0] == r.metrics.at("output_fingerprint").samples[1]);
+  CHECK(r.metrics.count("stage_us_per_token/attention") == 0);
+  CHECK(r.details["notes"].empty());
+  const Table t = table_from_json(r.details["table"]);
+  REQUIRE(t.rows.size() == 1);
+  CHECK(t.rows[0][0] == "token (wall)");
+  CHECK(t.rows[0][1] == "n/a");
+}

@@ -1,0 +1,56 @@
+// atlas-bench make-model: writes a synthetic preset model (deterministic random weights at real
+// dimensions) as a GGUF v3 file that load_model reads back.
+#include <iostream>
+
+#include "common/exit_code.hpp"
+#include "engine/formats/gguf_writer.hpp"
+#include "engine/formats/presets.hpp"
+#include "tools/atlas-bench/command.hpp"
+
+namespace atlas::cli {
+namespace {
+
+struct MakeModelOptions {
+  std::string arch;
+  std::string preset;
+  std::uint64_t seed = 0;
+  std::string out;
+  std::string dtype = "f32";
+  int max_seq_len = 0;
+};
+
+const RegisterCommand kMakeModel{Command{
+    "make-model",
+    "Write a synthetic preset model (deterministic random weights) as GGUF v3",
+    [](CLI::App& sub, const GlobalOptions&) -> std::function<int()> {
+      auto o = std::make_shared<MakeModelOptions>();
+      std::vector<std::string> names;
+      for (const auto& p : engine::presets()) names.push_back(p.name);
+      sub.add_option("--arch", o->arch, "Architecture; picks tiny-<arch> when --preset is absent")->check(CLI::IsMember({"llama", "qwen3"}));
+      sub.add_option("--preset", o->preset, "Preset name")->check(CLI::IsMember(names));
+      sub.add_option("--seed", o->seed, "Weight seed (same seed: byte-identical file)");
+      sub.add_option("--out", o->out, "Output .gguf path")->required();
+      sub.add_option("--dtype", o->dtype, "Matrix storage type")->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}));
+      sub.add_option("--max-seq-len", o->max_seq_len, "Context length written (default: the preset's)");
+      return [o]() {
+        if (o->preset.empty() && o->arch.empty()) {
+          std::cerr << "make-model: give --preset or --arch\n";
+          return to_int(ExitCode::input_error);
+        }
+        const std::string name = o->preset.empty() ? "tiny-" + o->arch : o->preset;
+        const auto& preset = engine::find_preset(name);
+        if (!o->arch.empty() && o->arch != engine::to_string(preset.config.arch)) {
+          std::cerr << "make-model: --arch " << o->arch << " does not match preset " << name << " (" << engine::to_string(preset.config.arch) << ")\n";
+          return to_int(ExitCode::input_error);
+        }
+        engine::GgufWriteOptions w;
+        w.dtype = o->dtype == "f16" ? engine::DType::f16 : o->dtype == "bf16" ? engine::DType::bf16 : o->dtype == "q8_0" ? engine::DType::q8_0 : engine::DType::f32;
+        const engine::Model m = engine::make_preset_model(name, o->seed, o->max_seq_len);
+        engine::write_gguf(o->out, m, w);
+        std::cout << "wrote " << o->out << " (" << name << ", seed " << o->seed << ", " << o->dtype << ")\n";
+        return to_int(ExitCode::pass);
+      };
+    }}};
+
+}  // namespace
+}  // namespace atlas::cli

@@ -1,0 +1,73 @@
+// atlas-serve: an OpenAI-compatible HTTP server over one atlas engine (server/server.hpp).
+//   atlas-serve --model PATH [--host 127.0.0.1] [--port N] [--served-model-name NAME]
+//               [--queue-limit N] [--backend cpu|cuda] [--chat-template FILE]
+// Prints "atlas-serve: listening on http://HOST:PORT/v1 ..." once it accepts connections
+// (--port 0 picks a free port). SIGINT/SIGTERM drain in-flight requests, then exit 0.
+// Exit 3 on a usage or input error (bad model file, port in use).
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <pthread.h>
+
+#include <CLI/CLI.hpp>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/exit_code.hpp"
+#include "server/generator.hpp"
+#include "server/server.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"atlas-serve: OpenAI-compatible server (/v1/completions, /v1/chat/completions, /v1/models)"};
+  atlas::server::GeneratorOptions gen_opts;
+  atlas::server::ServerOptions srv_opts;
+  std::string template_file;
+  app.add_option("--model", gen_opts.model, "Model file or directory (GGUF, llama2.c .bin, safetensors dir)")->required();
+  app.add_option("--tokenizer", gen_opts.tokenizer, "llama2.c tokenizer (tok*.bin); default: beside the model");
+  app.add_option("--host", srv_opts.host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", srv_opts.port, "Port; 0 = pick a free one")->capture_default_str()->check(CLI::Range(0, 65535));
+  app.add_option("--served-model-name", srv_opts.served_model_name, "Model id to list and accept (default: the model file stem)");
+  app.add_option("--queue-limit", srv_opts.queue_limit, "Requests that may wait behind the decoding one; more get 429")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--backend", gen_opts.backend, "Engine backend")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--max-seq-len", gen_opts.max_seq_len, "KV cache capacity in tokens; 0 = the model's")->capture_default_str();
+  app.add_option("--threads", gen_opts.threads, "CPU backend threads; 0 = all")->capture_default_str();
+  app.add_option("--chat-template", template_file, "Jinja chat template file (overrides the model's)");
+  srv_opts.served_model_name.clear();
+  CLI11_PARSE(app, argc, argv);
+
+  // Signals are taken by sigwait() below, never by a handler: block them before any thread
+  // starts so that every server thread inherits the mask.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the server
+
+  try {
+    if (srv_opts.served_model_name.empty()) srv_opts.served_model_name = gen_opts.model.stem().string();
+    if (!template_file.empty()) srv_opts.chat_template = atlas::read_file(template_file);
+    auto gen = atlas::server::open_session_generator(gen_opts);
+    atlas::server::Server server(*gen, srv_opts);
+    const int port = server.start();
+    std::cout << "atlas-serve: listening on http://" << srv_opts.host << ":" << port << "/v1 (model '"
+              << srv_opts.served_model_name << "', context " << gen->context_length() << ", chat template "
+              << server.chat_template_origin() << ", queue limit " << srv_opts.queue_limit << ")" << std::endl;
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    std::cout << "atlas-serve: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ": draining in-flight requests" << std::endl;
+    server.stop();
+    const auto st = server.stats();
+    std::cout << "atlas-serve: stopped (" << st.requests << " completed, " << st.rejected << " rejected, " << st.bad
+              << " bad requests, " << st.failed << " failed)" << std::endl;
+    return 0;
+  } catch (const atlas::Error& e) {
+    std::cerr << "atlas-serve: error: " << e.what() << "\n";
+    return atlas::to_int(atlas::ExitCode::input_error);
+  } catch (const std::exception& e) {
+    std::cerr << "atlas-serve: internal error: " << e.what() << "\n";
+    return atlas::to_int(atlas::ExitCode::input_error);
+  }
+}

@@ -1,0 +1,162 @@
+// CPU backend speed: decode and prefill tokens/s on stories260K (real weights) and on a
+// stories110M-shaped model (random weights; dim 768, hidden 2048, 12 layers, 12 heads, vocab
+// 32000), next to this machine's memory bandwidth (read and copy), which bounds decode.
+//   ./build/tools/bench_engine_decode --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// Env: ATLAS_DATA_DIR (default ../shared/data).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/cpu/matmul.hpp"
+#include "engine/formats/llama2c.hpp"
+
+namespace {
+
+using namespace atlas::engine;
+
+std::filesystem::path data_dir() {
+  if (const char* e = std::getenv("ATLAS_DATA_DIR"); e && *e) return e;
+  return "../shared/data";
+}
+
+const Model& stories260k() {
+  static const Model m = load_llama2c(data_dir() / "models/stories260K/stories260K.bin",
+                                      data_dir() / "models/stories260K/tok512.bin");
+  return m;
+}
+
+/// A llama model with stories110M's dimensions and uniform(-a, a) weights, a = 1/sqrt(fan_in):
+/// speed depends on shapes only.
+const Model& stories110m_shape() {
+  static const Model m = [] {
+    Model model;
+    ModelConfig& c = model.config;
+    c.name = "stories110m-shape";
+    c.dim = 768;
+    c.hidden_dim = 2048;
+    c.n_layers = 12;
+    c.n_heads = 12;
+    c.n_kv_heads = 12;
+    c.head_dim = 64;
+    c.vocab_size = 32000;
+    c.max_seq_len = 1024;
+    c.tied_embeddings = true;
+    std::uint64_t state = 0x9E3779B97F4A7C15ULL;
+    auto tensor = [&](long long n, long long fan_in, float offset) {
+      std::vector<float> v(static_cast<std::size_t>(n));
+      const float a = fan_in > 0 ? 1.0f / std::sqrt(static_cast<float>(fan_in)) : 0.1f;
+      for (auto& x : v) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        x = offset + a * (static_cast<float>(state >> 40) / static_cast<float>(1 << 24) * 2.0f - 1.0f);
+      }
+      return model.own(std::move(v));
+    };
+    const long long d = c.dim, h = c.hidden_dim;
+    model.weights.tok_embd = tensor(c.vocab_size * d, 0, 0.0f);
+    for (int l = 0; l < c.n_layers; ++l) {
+      LayerWeights w;
+      w.attn_norm = tensor(d, 0, 1.0f);
+      w.wq = tensor(d * d, d, 0.0f);
+      w.wk = tensor(d * d, d, 0.0f);
+      w.wv = tensor(d * d, d, 0.0f);
+      w.wo = tensor(d * d, d, 0.0f);
+      w.ffn_norm = tensor(d, 0, 1.0f);
+      w.w_gate = tensor(h * d, d, 0.0f);
+      w.w_up = tensor(h * d, d, 0.0f);
+      w.w_down = tensor(d * h, h, 0.0f);
+      model.weights.layers.push_back(w);
+    }
+    model.weights.output_norm = tensor(d, 0, 1.0f);
+    model.weights.output = model.weights.tok_embd;
+    return model;
+  }();
+  return m;
+}
+
+/// Bytes of weights one decode step reads: every layer matrix and the lm_head (one embedding row
+/// is negligible), plus norms.
+double weight_bytes_per_token(const Model& m) {
+  const auto& c = m.config;
+  const double layer = 2.0 * c.dim + static_cast<double>(c.q_dim()) * c.dim * 2 + 2.0 * c.kv_dim() * c.dim + 3.0 * c.hidden_dim * c.dim;
+  return 4.0 * (c.n_layers * layer + c.dim + static_cast<double>(c.vocab_size) * c.dim);
+}
+
+std::unique_ptr<Backend> backend_for(const Model& m, int threads) {
+  BackendOptions o;
+  o.threads = threads;
+  return make_backend(m, o);
+}
+
+/// One decode step per iteration at positions 1..ctx (then back to 1): a short context, so
+/// the weights dominate the bytes read.
+void decode(benchmark::State& state, const Model& m, int ctx) {
+  auto b = backend_for(m, static_cast<int>(state.range(0)));
+  const int bos = 1;
+  b->forward(std::span<const int>(&bos, 1), 0);
+  int pos = 1, token = 5;
+  for (auto _ : state) {
+    const auto logits = b->forward(std::span<const int>(&token, 1), pos);
+    benchmark::DoNotOptimize(logits.data());
+    pos = pos + 1 < ctx ? pos + 1 : 1;
+  }
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["weight_GB/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * weight_bytes_per_token(m) / 1e9, benchmark::Counter::kIsRate);
+}
+
+/// One prefill of n tokens per iteration (from position 0).
+void prefill(benchmark::State& state, const Model& m, int n) {
+  auto b = backend_for(m, static_cast<int>(state.range(0)));
+  std::vector<int> tokens(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) tokens[static_cast<std::size_t>(i)] = 3 + (i * 37) % (m.config.vocab_size - 3);
+  for (auto _ : state) {
+    const auto logits = b->forward(tokens, 0);
+    benchmark::DoNotOptimize(logits.data());
+  }
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * n, benchmark::Counter::kIsRate);
+}
+
+void BM_Decode_stories260K(benchmark::State& s) { decode(s, stories260k(), 256); }
+void BM_Prefill256_stories260K(benchmark::State& s) { prefill(s, stories260k(), 256); }
+void BM_Decode_stories110M_shape(benchmark::State& s) { decode(s, stories110m_shape(), 64); }
+void BM_Prefill128_stories110M_shape(benchmark::State& s) { prefill(s, stories110m_shape(), 128); }
+
+/// Read bandwidth: a dot product over a 256 MiB buffer (larger than any cache), the access
+/// pattern of decode's matmuls.
+void BM_MemoryRead(benchmark::State& state) {
+  const std::size_t n = 64u << 20;  // floats
+  std::vector<float> a(n, 1.0f);
+  for (auto _ : state) {
+    float s = atlas::engine::cpu::dot(a.data(), a.data(), static_cast<int>(n));
+    benchmark::DoNotOptimize(s);
+  }
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * n * 4 / 1e9, benchmark::Counter::kIsRate);
+}
+
+/// Copy bandwidth (memcpy of 256 MiB), counted as bytes read + bytes written (STREAM convention).
+void BM_MemoryCopy(benchmark::State& state) {
+  const std::size_t bytes = 256u << 20;
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::DoNotOptimize(dst.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * bytes / 1e9, benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+BENCHMARK(BM_MemoryRead)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode_stories260K)->Arg(1)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Prefill256_stories260K)->Arg(1)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode_stories110M_shape)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Prefill128_stories110M_shape)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK_MAIN();
