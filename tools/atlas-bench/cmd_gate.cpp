@@ -44,8 +44,7 @@ struct Options {
 
 int run(const Options& o, const cli::GlobalOptions& global) {
   const GateConfig cfg = load_gate_config(gate_config_path(o.gate, o.config, ATLAS_SOURCE_DIR));
-  records::MachineInfo machine = records::collect_machine();
-  if (!o.machine_class.empty()) machine.machine_class = o.machine_class;
+  const records::MachineInfo machine = cli::gate_machine(o.engine.backend, o.machine_class);
   const fs::path baseline_file = baseline_path(o.baselines_dir, machine.machine_class, cfg.gate);
   std::optional<Baseline> baseline;
   if (fs::exists(baseline_file)) baseline = load_baseline(baseline_file);  // a bad file fails before any run

@@ -57,8 +57,7 @@ int run(const Options& o, const cli::GlobalOptions& global) {
     std::cout << "shard " << shard_text << ": no suites in this slice\n";
     return 0;
   }
-  records::MachineInfo machine = records::collect_machine();
-  if (!o.machine_class.empty()) machine.machine_class = o.machine_class;
+  const records::MachineInfo machine = cli::gate_machine(o.engine.backend, o.machine_class);
   const fs::path baseline_file = baseline_path(o.baselines_dir, machine.machine_class, cfg.gate);
   const bool judged = fs::exists(baseline_file);
   const Baseline baseline = judged ? slice_of(load_baseline(baseline_file), cfg.suites) : Baseline{};

@@ -6,12 +6,29 @@
 #include <iostream>
 
 #include "common/sha256.hpp"
+#include "gates/nvml.hpp"
 #include "records/provenance.hpp"
 #include "suites/engine_target.hpp"
 #include "suites/progress.hpp"
 #include "suites/runner.hpp"
 
 namespace atlas::cli {
+
+records::MachineInfo gate_machine(const std::string& backend, const std::string& machine_class) {
+  records::MachineInfo m = records::collect_machine();
+  if (backend == "cuda") {
+    std::string why;
+    if (auto nvml = gates::Nvml::load(why); nvml && nvml->device_count() > 0) {
+      m.gpu_name = nvml->snapshot(0, false).name;
+      m.gpu_driver = nvml->driver_version();
+      m.machine_class = gates::gpu_machine_class(m.gpu_name, nvml->device_count());
+    } else {
+      std::cerr << "atlas-bench: no GPU machine class (" << why << "); using " << m.machine_class << "\n";
+    }
+  }
+  if (!machine_class.empty()) m.machine_class = machine_class;
+  return m;
+}
 
 GateSuiteRunner::GateSuiteRunner(const EngineChoice& engine, const std::string& data_dir, const std::string& suite_config,
                                  const std::string& gate, const records::MachineInfo& machine)

@@ -22,6 +22,11 @@ struct EngineChoice {
   int inject_decode_delay_us = 0;   ///< test hook: slows every decode step (gate self-test)
 };
 
+/// This machine as a gate sees it: records::collect_machine(), and for the cuda backend the GPU
+/// name, driver and a GPU machine class from NVML ("h200", "h200-x8"); `machine_class` (when
+/// not empty) overrides the class.
+records::MachineInfo gate_machine(const std::string& backend, const std::string& machine_class);
+
 class GateSuiteRunner {
  public:
   /// Throws engine/suites errors (exit 3) for a bad model, backend or suite config.
