@@ -9,6 +9,7 @@
 #include "suites/registry.hpp"
 #include "suites/resources.hpp"
 #include "suites/runner.hpp"
+#include "suites/table.hpp"
 #include "suites/ttft/ttft_suite.hpp"
 #include "tests/test_data.hpp"
 
@@ -167,4 +168,19 @@ TEST_CASE("run_suite_set on stories260K: all four sections with samples") {
     }
   }
   CHECK(rec.config["target"]["backend"] == "cpu");
+}
+
+TEST_CASE("the shipped 512-token traces fit stories260K; the long one does not") {
+  const auto& tok = stories().tokenizer();
+  for (const char* name : {"coding-agent", "retrieval-agent", "coding-agent-long"}) {
+    const AgenticTrace trace = load_trace(resolve_resource(name, "traces"));
+    const int budget = TraceRenderer(tok, trace, 1).token_budget();
+    MESSAGE(std::string(name) << " needs " << budget << " tokens");
+    if (std::string(name) == "coding-agent-long") {
+      CHECK(budget > 512);
+      CHECK(budget <= 4096);
+    } else {
+      CHECK(budget <= 512);
+    }
+  }
 }
