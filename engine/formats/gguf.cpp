@@ -442,7 +442,7 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
     throw EngineError(path.string() + ": tensor token_embd.weight has " + std::to_string(emb->second.shape.size()) + " dimensions, expected 2");
   c.vocab_size = static_cast<int>(emb->second.shape[0]);
   validate_config(c, path);
-  assemble_weights(m, table, path);
+  const auto unused = assemble_weights(m, table, path);
   m.keep_alive(f.map);
 
   m.tokenizer = gguf_tokenizer(f);
@@ -451,6 +451,11 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
   m.source.path = path;
   m.source.format = "gguf";
   m.source.metadata["gguf.version"] = std::to_string(f.version);
+  for (const auto& u : unused) {
+    auto& list = m.source.metadata["gguf.unused_tensors"];
+    if (!list.empty()) list += ',';
+    list += u;
+  }
   for (const auto& [k, v] : f.metadata) {
     const bool wanted = k.rfind("general.", 0) == 0 || k.rfind("atlas.", 0) == 0 || k == "tokenizer.ggml.model" || k == "tokenizer.ggml.pre";
     if (wanted && !std::holds_alternative<GgufValue::Array>(v.value)) {
