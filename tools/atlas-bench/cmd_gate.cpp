@@ -109,6 +109,9 @@ const cli::RegisterCommand kRegister({
     "Run a gate's suites and judge them against the committed BASELINE (exit 0 pass, 1 regression, 2 inconclusive)",
     [](CLI::App& sub, const cli::GlobalOptions& global) -> std::function<int()> {
       auto o = std::make_shared<Options>();
+      // main.cpp rewrites `atlas-bench --data-dir D --pull-request-gate-check` to
+      // `atlas-bench gate --data-dir D`: top-level options must still reach the top level.
+      sub.fallthrough();
       sub.add_option("--gate", o->gate, "Gate name: gates/config/<gate>.json")->capture_default_str();
       sub.add_option("--config", o->config, "Gate config file (overrides --gate)");
       sub.add_option("--backend", o->engine.backend, "Engine backend")

@@ -105,6 +105,9 @@ const cli::RegisterCommand kRegister({
     "Run one shard (--shard i/N, 0-based) of the nightly suites and write a shard record",
     [](CLI::App& sub, const cli::GlobalOptions& global) -> std::function<int()> {
       auto o = std::make_shared<Options>();
+      // main.cpp rewrites `atlas-bench --data-dir D --pull-request-gate-check` to
+      // `atlas-bench gate --data-dir D`: top-level options must still reach the top level.
+      sub.fallthrough();
       sub.add_option("--shard", o->shard, "Slice i/N of the nightly suite list (0 <= i < N)")->capture_default_str();
       sub.add_option("--gate", o->gate, "Gate config name")->capture_default_str();
       sub.add_option("--config", o->config, "Gate config file (overrides --gate)");
