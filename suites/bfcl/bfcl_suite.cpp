@@ -223,7 +223,9 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       const bool has_bos = bos && !req.prompt_ids.empty() && req.prompt_ids[0] == *bos;
       if (!cfg.truncate_overflow || budget < (has_bos ? 2 : 1)) {
         ++skipped;
-        rows.push_back({{"id", e->id}, {"category", e->category}, {"skipped", true}, {"prompt_tokens", req.prompt_ids.size()}});
+        if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
+          rows.push_back({{"id", e->id}, {"category", e->category}, {"skipped", true}, {"prompt_tokens", req.prompt_ids.size()}});
+        }
         continue;
       }
       // Keep the tail (the question and the "Assistant:" cue) and BOS.
@@ -245,7 +247,9 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
     const TargetResponse resp = target.generate(req);
     if (!resp.ok) {
       ++failed;
-      rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
+      if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
+        rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
+      }
       continue;
     }
     const nlohmann::ordered_json result = cfg.mode == BfclMode::prompt ? nlohmann::ordered_json(resp.text) : fc_result(resp);
