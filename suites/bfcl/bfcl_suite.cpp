@@ -325,7 +325,8 @@ records::SuiteResult run_bfcl_suite(Target& target, const SuiteOptions& options)
     }
     bfcl_config_from_json(merged, path.string());  // validates the file on its own
   }
-  std::filesystem::path data_dir = default_bfcl_data_dir();
+  // The run's data directory (--data-dir) wins over the environment/default lookup.
+  std::filesystem::path data_dir = options.data_dir.empty() ? default_bfcl_data_dir() : options.data_dir;
   for (const auto& [k, v] : section.items()) {
     if (k == "config" || k == "warmup" || k == "repetitions") continue;
     if (k == "data_dir") {

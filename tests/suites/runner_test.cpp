@@ -87,7 +87,7 @@ TEST_CASE("run_suite_set produces every section with samples") {
   atlas::test::FakeTarget t;
   t.context = 4096;  // the character tokenizer spends a token per byte of the trace's text
   SuiteSetRequest req;
-  req.suites = expand_suite_names("all");
+  req.suites = expand_suite_names("ttft,agentic,decode-anatomy");  // bfcl: engine_target_test.cpp
   req.config = tiny_config();
   std::ostringstream log;
   LineProgress progress(log);
