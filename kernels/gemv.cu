@@ -9,8 +9,12 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
+#include <tuple>
 
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
@@ -166,12 +170,33 @@ int blocks_per_sm(size_t smem) {
   return cache[smem] = std::max(1, n);
 }
 
+/// ATLAS_GEMV_BLOCKS_PER_SM=N overrides the resident-block count the persistent grid is sized
+/// by (a tuning knob: a large N gives one short range per block instead of a persistent grid).
+int blocks_per_sm_override() {
+  static const int v = [] {
+    const char* e = std::getenv("ATLAS_GEMV_BLOCKS_PER_SM");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return v;
+}
+
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 void launch(const GemvArgs& a, cudaStream_t s) {
   const size_t smem = In == GemvInput::rmsnorm ? static_cast<size_t>(a.ld) * sizeof(W) : 0;
   auto kernel = gemv_kernel<W, In, Out, KSplit>;
   const int pairs = (a.rows + kRowsPerWarp - 1) / kRowsPerWarp;
-  const int blocks = std::min(pairs, sm_count() * blocks_per_sm<W, In, Out, KSplit>(smem));
+  const int occupancy = blocks_per_sm<W, In, Out, KSplit>(smem);
+  const int per_sm = blocks_per_sm_override() > 0 ? blocks_per_sm_override() : occupancy;
+  const int blocks = std::min(pairs, sm_count() * per_sm);
+  if (std::getenv("ATLAS_GEMV_VERBOSE") != nullptr) {
+    static std::mutex mu;
+    static std::set<std::tuple<int, int, int, int>> seen;
+    std::lock_guard<std::mutex> lock(mu);
+    if (seen.insert({a.rows, a.k, static_cast<int>(In), static_cast<int>(Out)}).second)
+      std::fprintf(stderr, "gemv rows %d k %d in %d out %d: ksplit %d, %d blocks (%d resident/SM, %d SMs), %.1f pairs/block\n",
+                   a.rows, a.k, static_cast<int>(In), static_cast<int>(Out), KSplit, blocks, occupancy, sm_count(),
+                   static_cast<double>(pairs) / blocks);
+  }
   launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
              static_cast<const W*>(a.norm), a.eps, a.y);
 }
@@ -194,7 +219,7 @@ int pick_ksplit(int rows, int grid) {
 template <typename W, GemvInput In, GemvOutput Out>
 void launch_split(const GemvArgs& a, cudaStream_t s) {
   const size_t smem = In == GemvInput::rmsnorm ? static_cast<size_t>(a.ld) * sizeof(W) : 0;
-  const int grid = sm_count() * blocks_per_sm<W, In, Out, 1>(smem);
+  const int grid = sm_count() * (blocks_per_sm_override() > 0 ? blocks_per_sm_override() : blocks_per_sm<W, In, Out, 1>(smem));
   switch (pick_ksplit(a.rows, grid)) {
     case 1: return launch<W, In, Out, 1>(a, s);
     case 2: return launch<W, In, Out, 2>(a, s);

@@ -21,8 +21,8 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
   nvcc --version | tail -1
   cmake --version | head -1
-} > "$OUT/env.txt" 2>&1
-cat "$OUT/env.txt"
+} > "$OUT/summary.txt" 2>&1
+cat "$OUT/summary.txt"
 
 cmake_args=(-S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATLAS_CUDA=ON "-DATLAS_DATA_DIR=$DATA")
 if [ -n "$DEPS" ]; then
@@ -32,11 +32,11 @@ if [ -n "$DEPS" ]; then
   [ -n "$crypto" ] && cmake_args+=("-DOPENSSL_CRYPTO_LIBRARY=$crypto")
 fi
 log "configure"
-cmake "${cmake_args[@]}" > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 3; }
+cmake "${cmake_args[@]}" > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 3; }
 log "build"
 targets=(atlas_tests_gpu atlas-cuda-bench)
 if grep -q "atlas-decode-anatomy" "$BUILD/build.ninja" 2>/dev/null; then targets+=(atlas-decode-anatomy); fi
-cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 3; }
+cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" >> "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 3; }
 
 log "hugging face reference (tests/gpu/hf_reference.py)"
 HF_DIR=${HF_DIR:-/tmp/atlas-hf-ref}

@@ -111,7 +111,7 @@ TEST_CASE("cuda bf16 matches Hugging Face transformers on identical random Qwen3
     MESSAGE("skipped: ATLAS_HF_REF_DIR not set (run tests/gpu/hf_reference.py DIR on a machine with transformers)");
     return;
   }
-  for (const char* name : {"tiny", "qwen3-0.6b"}) {
+  for (const std::string name : {"tiny", "qwen3-0.6b"}) {
     const auto path = std::filesystem::path(dir) / name;
     if (!std::filesystem::exists(path / "reference.json")) {
       MESSAGE("no reference for " << name << " under " << dir);

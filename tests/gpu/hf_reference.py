@@ -4,7 +4,7 @@
 Saves randomly initialised Qwen3 models (tiny dims and Qwen3-0.6B dims) with save_pretrained
 (safetensors, bf16 weights) and, for each, reference.json: the last-position logits of a fixed
 prompt and 128 greedy tokens with each step's top-2 logit margin, computed by transformers in
-float32 on those same bf16 weights (upcast exactly), TF32 off.
+float32 on the CPU (no TF32 anywhere) on those same bf16 weights (upcast exactly).
 
     python3 tests/gpu/hf_reference.py OUT_DIR [--only tiny]
 
@@ -76,7 +76,9 @@ def main():
     only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    # The CPU: float32 matrix products there never use TF32 (a GPU reference may, ~1e-3 error).
+    device = "cpu"
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
     os.makedirs(out_dir, exist_ok=True)
     for name in CONFIGS:
         if only is None or name == only:
