@@ -65,9 +65,28 @@ def make(name, out_dir, device):
             tokens.append(tok)
             margins.append(float(top2.values[0] - top2.values[1]))
             cur = torch.tensor([[tok]], device=device)
+    rot = model.model.rotary_emb
+    print(f"{name}: rope {getattr(cfg, 'rope_parameters', None)} rope_theta attr {getattr(cfg, 'rope_theta', None)} "
+          f"inv_freq[:3] {rot.inv_freq[:3].tolist()} eps {cfg.rms_norm_eps}")
+    # Diagnostics: the same weights under nearby conventions, so a mismatch names its cause.
+    variants = {}
+    if name == "tiny":
+        sd = model.state_dict()
+        for vname, changes in {"theta_1e4": {"rope_theta": 10000.0}, "eps_1e-5": {"rms_norm_eps": 1e-5}}.items():
+            vspec = dict(spec, **changes)
+            vcfg = Qwen3Config(**vspec)
+            vrp = getattr(vcfg, "rope_parameters", None)
+            if isinstance(vrp, dict):
+                vrp["rope_theta"] = vspec["rope_theta"]
+            vm = Qwen3ForCausalLM(vcfg).to(torch.float32)
+            vm.load_state_dict(sd)
+            vm.eval()
+            with torch.no_grad():
+                variants[vname] = vm(ids).logits[0, -1].float().tolist()
     with open(os.path.join(path, "reference.json"), "w") as f:
         json.dump({"prompt_ids": PROMPT, "last_logits": logits.tolist(), "greedy_tokens": tokens,
-                   "top2_margins": margins, "transformers_dtype": "float32 on bf16 weights"}, f)
+                   "top2_margins": margins, "transformers_dtype": "float32 on bf16 weights",
+                   "variants": variants}, f)
     print(f"{name}: saved to {path}; first tokens {tokens[:8]}; min margin {min(margins):.4g}")
 
 
