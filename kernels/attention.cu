@@ -72,6 +72,19 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   W* kc = static_cast<W*>(a.k_cache) + static_cast<size_t>(g) * a.max_seq * d;
   W* vc = static_cast<W*>(a.v_cache) + static_cast<size_t>(g) * a.max_seq * d;
   const int nv = d / V;
+  // P.V layout (used below): thread = (vector vi of d, key group kg).
+  const int nvec = d / V;
+  const int nkg = blockDim.x / nvec;
+  const int vi = threadIdx.x % nvec, kg = threadIdx.x / nvec;
+  uint4 vpre[4];
+  if (kg < nkg) {
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int tt = kg + u * nkg;
+      if (tt < n && t0 + tt != pos)
+        vpre[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + tt) * d + vi * V);
+    }
+  }
   uint4 kpre[8];
   const bool have_pre = static_cast<int>(threadIdx.x) < n && t0 + static_cast<int>(threadIdx.x) != pos;
   if (have_pre) {
@@ -153,16 +166,19 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   __syncthreads();
   // P.V: thread = (vector of d, key group); key groups are summed in a fixed order so that a
   // replay is bit-identical to an eager run.
-  const int nvec = d / V;
-  const int nkg = blockDim.x / nvec;
-  const int vi = threadIdx.x % nvec, kg = threadIdx.x / nvec;
   if (kg < nkg) {
     float acc[kMaxGroup][V] = {};
     for (int t = kg; t < n; t += 4 * nkg) {
       uint4 buf[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-        if (t + u * nkg < n) buf[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + t + u * nkg) * d + vi * V);
+      for (int u = 0; u < 4; ++u) {
+        const int tt = t + u * nkg;
+        if (tt < n) {
+          // The first batch was loaded before the PDL wait, except the new row at `pos`.
+          if (t == kg && t0 + tt != pos) buf[u] = vpre[u];
+          else buf[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + tt) * d + vi * V);
+        }
+      }
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
         const int tt = t + u * nkg;
