@@ -38,4 +38,8 @@ const Preset& find_preset(std::string_view name);
 /// no vocabulary to decode, and benchmarks feed token ids.
 Model make_preset_model(std::string_view name, std::uint64_t seed, int max_seq_len = 0);
 
+/// As make_preset_model for any config (validated; EngineError naming the field otherwise).
+/// source.format is "preset" and source.preset is config.name.
+Model make_random_model(const ModelConfig& config, std::uint64_t seed);
+
 }  // namespace atlas::engine

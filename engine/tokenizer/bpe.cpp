@@ -259,7 +259,9 @@ class BpeTokenizer final : public Tokenizer {
     if (add_bos && v_.bos) ids.push_back(*v_.bos);
     std::string prefixed;
     if (v_.add_prefix_space && !text.empty() && !unicode::is_whitespace(decode_utf8(text, 0).cp)) {
-      prefixed = " " + std::string(text);
+      prefixed.reserve(text.size() + 1);
+      prefixed += ' ';
+      prefixed += text;
       text = prefixed;
     }
     std::size_t start = 0;

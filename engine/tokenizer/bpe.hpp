@@ -80,6 +80,9 @@ struct BpeVocab {
 /// added token / bos / eos id is negative or empty.
 std::shared_ptr<const Tokenizer> make_bpe_tokenizer(BpeVocab vocab);
 
+/// Reads the vocabulary of a Hugging Face tokenizer.json (see load_tokenizer_json).
+BpeVocab read_tokenizer_json(const std::filesystem::path& path);
+
 /// Loads a Hugging Face tokenizer.json (model.type "BPE", ByteLevel pre-tokenizer/decoder).
 /// BOS comes from a TemplateProcessing post-processor; EOS/BOS from tokenizer_config.json
 /// beside the file when present (eos_token, bos_token, add_bos_token), else the first of

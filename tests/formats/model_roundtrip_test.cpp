@@ -127,7 +127,9 @@ TEST_CASE("make-model GGUF round trip in F16, BF16 and Q8_0") {
   for (DType t : {DType::f16, DType::bf16, DType::q8_0}) {
     CAPTURE(to_string(t));
     const auto path = dir / (std::string(to_string(t)) + ".gguf");
-    write_gguf(path, m, {t, 32});
+    GgufWriteOptions w;
+    w.dtype = t;
+    write_gguf(path, m, w);
     const Model r = load_model(path);
     CHECK(same_config(r.config, m.config));
     const auto& a = m.weights.layers[1].w_down;
@@ -145,7 +147,9 @@ TEST_CASE("make-model GGUF round trip in F16, BF16 and Q8_0") {
     CHECK(std::memcmp(r.weights.layers[1].ffn_norm.data(), m.weights.layers[1].ffn_norm.data(), 64 * 4) == 0);
   }
   // tiny-llama's FFN rows (172) are no whole number of Q8_0 blocks
-  CHECK_THROWS_WITH_AS(write_gguf(dir / "x.gguf", make_preset_model("tiny-llama", 1), {DType::q8_0, 32}),
+  GgufWriteOptions q8;
+  q8.dtype = DType::q8_0;
+  CHECK_THROWS_WITH_AS(write_gguf(dir / "x.gguf", make_preset_model("tiny-llama", 1), q8),
                        doctest::Contains("blk.0.ffn_down.weight row length 172 is not a multiple of 32"), EngineError);
   CHECK_FALSE(std::filesystem::exists(dir / "x.gguf"));
 }
