@@ -10,31 +10,14 @@
 
 namespace atlas::suites {
 
-namespace {
-// BFCL is accuracy: greedy and deterministic, so warmup/repetitions do not apply; its section
-// holds bfcl_config_from_json's fields.
-records::SuiteResult run_bfcl(Target& target, const SuiteOptions& options) {
-  nlohmann::json section = options.config;
-  section.erase("warmup");
-  section.erase("repetitions");
-  const bfcl::BfclSuiteConfig cfg = bfcl::bfcl_config_from_json(section, options.config_source);
-  if (options.data_dir.empty()) throw SuiteError("bfcl: no data directory given (it reads <data-dir>/bfcl)");
-  Progress& progress = options.progress_or_null();
-  progress.begin("bfcl", 0);
-  records::SuiteResult r = bfcl::run_bfcl_suite(target, cfg, options.data_dir);
-  const auto overall = r.metrics.find("accuracy.overall");
-  progress.end(overall == r.metrics.end() ? "" : std::to_string(overall->second.samples.size()) + " entries scored");
-  return r;
-}
-}  // namespace
-
 const std::vector<SuiteInfo>& suite_registry() {
   static const std::vector<SuiteInfo> registry{
       {"ttft", "time to first token over prompt lengths, cold and warm; TPOT and ITL of a short decode", run_ttft_suite},
       {"agentic", "multi-turn tool-use sessions from traces: per-turn TTFT and prefix reuse", run_agentic_suite},
       {"decode-anatomy", "per-token decode time split by stage, with counters and an output fingerprint",
        run_decode_anatomy_suite},
-      {"bfcl", "function-calling accuracy on a BFCL subset (AST checker), with decode speed", run_bfcl},
+      {"bfcl", "BFCL subset: function-calling accuracy scored as BFCL's AST checker, decode tok/s, time per entry",
+       [](Target& target, const SuiteOptions& options) { return bfcl::run_bfcl_suite(target, options); }},
   };
   return registry;
 }

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "gates/error.hpp"
+#include "gates/monitor_guard.hpp"
 #include "gates/nvml.hpp"
 #include "gates/quiet_box.hpp"
 
@@ -106,4 +107,13 @@ TEST_CASE("probe on this machine: NVML absence is reported, not fatal") {
   const auto w = m.stop();
   CHECK(w.window_s >= 0);
   CHECK(!w.throttled());
+}
+
+TEST_CASE("drop_reason names the slowdown reasons and counts samples") {
+  MonitorWindow w;
+  w.samples = 10;
+  CHECK(!drop_reason(w));
+  w.slowdown_samples = 3;
+  w.slowdown_reasons_seen = {"sw_power_cap", "hw_thermal_slowdown"};
+  CHECK(*drop_reason(w) == "clocks held down (sw_power_cap,hw_thermal_slowdown) in 3 of 10 monitor samples");
 }

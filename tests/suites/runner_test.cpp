@@ -17,7 +17,8 @@ SuiteSetConfig tiny_config() {
     "suites": {
       "ttft": {"warmup": 0, "repetitions": 2, "lengths": [8, 32, 600], "decode_tokens": 3},
       "agentic": {"warmup": 0, "repetitions": 2, "traces": ["coding-agent"]},
-      "decode-anatomy": {"warmup": 0, "repetitions": 2, "prompt_tokens": 8, "decode_tokens": 4}
+      "decode-anatomy": {"warmup": 0, "repetitions": 2, "prompt_tokens": 8, "decode_tokens": 4},
+      "bfcl": {"categories": ["simple_python"], "per_category": 1, "max_new_tokens": 4}
     }})"),
                                 "tiny.json");
 }
@@ -95,8 +96,8 @@ TEST_CASE("run_suite_set produces every section with samples") {
   CHECK(rec.valid);
   CHECK(rec.gate_or_suite == "tiny");
   CHECK(rec.config["target"]["kind"] == "fake");
-  CHECK(rec.config["suites"].size() == 3);
-  REQUIRE(rec.suites.size() == 3);
+  CHECK(rec.config["suites"].size() == 4);
+  REQUIRE(rec.suites.size() == 4);
   for (const auto& [name, s] : rec.suites) {
     CHECK(s.name == name);
     CHECK_FALSE(s.metrics.empty());
