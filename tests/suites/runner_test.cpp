@@ -7,6 +7,7 @@
 #include "suites/registry.hpp"
 #include "suites/runner.hpp"
 #include "suites/ttft/ttft_suite.hpp"
+#include "tests/test_data.hpp"
 
 using namespace atlas::suites;
 
@@ -87,7 +88,8 @@ TEST_CASE("run_suite_set produces every section with samples") {
   atlas::test::FakeTarget t;
   t.context = 4096;  // the character tokenizer spends a token per byte of the trace's text
   SuiteSetRequest req;
-  req.suites = expand_suite_names("ttft,agentic,decode-anatomy");  // bfcl: engine_target_test.cpp
+  req.suites = expand_suite_names("all");
+  req.data_dir = atlas::test::data_dir();
   req.config = tiny_config();
   std::ostringstream log;
   LineProgress progress(log);
