@@ -54,9 +54,12 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   float* red = ps + G * a.chunk_cap;       // [key groups][G][d]
   __shared__ float mls[kMaxGroup][2];
   __shared__ int last_block;
+  // Launch the next kernel (the o_proj GEMV) now: it streams its weights while attention runs.
   dev::pdl_trigger();
-  dev::pdl_wait();
 
+  // The position comes from the step's H2D copy, which completed before the first kernel of the
+  // step started; cached K rows other than `pos` were written by earlier steps. Both may be read
+  // before the PDL wait, so the first K vectors stream while the q/k/v projection drains.
   const int pos = *a.pos;
   const int len = pos + 1;
   const int chunk = (len + S - 1) / S;
@@ -68,6 +71,29 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   const int q_dim = a.prep.n_heads * d, kv_dim = a.prep.n_kv_heads * d;
   W* kc = static_cast<W*>(a.k_cache) + static_cast<size_t>(g) * a.max_seq * d;
   W* vc = static_cast<W*>(a.v_cache) + static_cast<size_t>(g) * a.max_seq * d;
+  const int nv = d / V;
+  // P.V layout (used below): thread = (vector vi of d, key group kg).
+  const int nvec = d / V;
+  const int nkg = blockDim.x / nvec;
+  const int vi = threadIdx.x % nvec, kg = threadIdx.x / nvec;
+  uint4 vpre[4];
+  if (kg < nkg) {
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int tt = kg + u * nkg;
+      if (tt < n && t0 + tt != pos)
+        vpre[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + tt) * d + vi * V);
+    }
+  }
+  uint4 kpre[8];
+  const bool have_pre = static_cast<int>(threadIdx.x) < n && t0 + static_cast<int>(threadIdx.x) != pos;
+  if (have_pre) {
+    const uint4* kr = reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + threadIdx.x) * d);
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      if (u < nv) kpre[u] = kr[u];
+  }
+  dev::pdl_wait();
 
   // q of the group's heads (norm + RoPE), and for the block that owns `pos`, the new K/V.
   for (int j = warp; j < G; j += nwarps) {
@@ -89,15 +115,19 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   __syncthreads();  // q in shared memory; the new K/V visible to this block
 
   // Scores, one thread per key; a key's vectors are loaded 8 at a time before use (loads in flight).
-  const int nv = d / V;
   for (int t = threadIdx.x; t < n; t += blockDim.x) {
     const uint4* kr = reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + t) * d);
     float dot[kMaxGroup] = {};
     for (int c0 = 0; c0 < nv; c0 += 8) {
       uint4 buf[8];
+      if (c0 == 0 && t == static_cast<int>(threadIdx.x) && have_pre) {
 #pragma unroll
-      for (int u = 0; u < 8; ++u)
-        if (c0 + u < nv) buf[u] = kr[c0 + u];
+        for (int u = 0; u < 8; ++u) buf[u] = kpre[u];
+      } else {
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+          if (c0 + u < nv) buf[u] = kr[c0 + u];
+      }
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         if (c0 + u < nv) {
@@ -136,16 +166,19 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   __syncthreads();
   // P.V: thread = (vector of d, key group); key groups are summed in a fixed order so that a
   // replay is bit-identical to an eager run.
-  const int nvec = d / V;
-  const int nkg = blockDim.x / nvec;
-  const int vi = threadIdx.x % nvec, kg = threadIdx.x / nvec;
   if (kg < nkg) {
     float acc[kMaxGroup][V] = {};
     for (int t = kg; t < n; t += 4 * nkg) {
       uint4 buf[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-        if (t + u * nkg < n) buf[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + t + u * nkg) * d + vi * V);
+      for (int u = 0; u < 4; ++u) {
+        const int tt = t + u * nkg;
+        if (tt < n) {
+          // The first batch was loaded before the PDL wait, except the new row at `pos`.
+          if (t == kg && t0 + tt != pos) buf[u] = vpre[u];
+          else buf[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + tt) * d + vi * V);
+        }
+      }
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
         const int tt = t + u * nkg;

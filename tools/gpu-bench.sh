@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One GPU session's worth of work in one command: configure + build the CUDA targets, run the GPU
-# tests, the decode benchmark (atlas-cuda-bench) and the decode-anatomy runner when built, writing
+# tests (with the Hugging Face reference), the decode benchmark + CUPTI anatomy (atlas-cuda-bench)
+# and the decode-anatomy suite through atlas-bench on the CUDA backend, writing
 # logs and JSON records under OUT.
 #
 #   tools/gpu-bench.sh OUT [DATA_DIR] [DEPS_PREFIX]
@@ -21,8 +22,8 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
   nvcc --version | tail -1
   cmake --version | head -1
-} > "$OUT/env.txt" 2>&1
-cat "$OUT/env.txt"
+} > "$OUT/summary.txt" 2>&1
+cat "$OUT/summary.txt"
 
 cmake_args=(-S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATLAS_CUDA=ON "-DATLAS_DATA_DIR=$DATA")
 if [ -n "$DEPS" ]; then
@@ -32,11 +33,10 @@ if [ -n "$DEPS" ]; then
   [ -n "$crypto" ] && cmake_args+=("-DOPENSSL_CRYPTO_LIBRARY=$crypto")
 fi
 log "configure"
-cmake "${cmake_args[@]}" > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 3; }
+cmake "${cmake_args[@]}" > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 3; }
 log "build"
-targets=(atlas_tests_gpu atlas-cuda-bench)
-if grep -q "atlas-decode-anatomy" "$BUILD/build.ninja" 2>/dev/null; then targets+=(atlas-decode-anatomy); fi
-cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 3; }
+targets=(atlas_tests_gpu atlas-cuda-bench atlas-bench)
+cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" >> "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 3; }
 
 log "hugging face reference (tests/gpu/hf_reference.py)"
 HF_DIR=${HF_DIR:-/tmp/atlas-hf-ref}
@@ -51,7 +51,6 @@ grep -E "ERROR|FAILED|test cases|assertions|MESSAGE|relative L2|greedy tokens|lo
 log "decode benchmark"
 "$BUILD/suites/atlas-cuda-bench" --out "$OUT/cuda-bench.json" ${BENCH_ARGS:-} 2>&1 | tee -a "$OUT/summary.txt"
 
-if [ -x "$BUILD/suites/atlas-decode-anatomy" ]; then
-  log "decode anatomy"
-  "$BUILD/suites/atlas-decode-anatomy" --out "$OUT/decode-anatomy.json" 2>&1 | tee -a "$OUT/summary.txt"
-fi
+log "decode-anatomy suite through atlas-bench (CUDA backend, CUPTI source, stories260K)"
+"$BUILD/tools/atlas-bench" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --no-store --format markdown \
+  2>&1 | tee -a "$OUT/summary.txt"

@@ -8,6 +8,7 @@
 
 #include "engine/error.hpp"
 #include "engine/formats/weight_builder.hpp"
+#include "engine/tokenizer/byte_tokenizer.hpp"
 
 namespace atlas::engine {
 
@@ -150,6 +151,7 @@ Model make_random_model(const ModelConfig& config, std::uint64_t seed) {
     worker();
   }
 
+  if (c.vocab_size >= 259) m.tokenizer = make_byte_tokenizer(c.vocab_size);  // else no room for 256 bytes
   m.source.format = "preset";
   m.source.preset = c.name;
   m.source.seed = seed;

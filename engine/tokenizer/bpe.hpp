@@ -68,7 +68,7 @@ struct BpeVocab {
   std::vector<std::pair<std::string, std::string>> merges;  ///< in rank order (rank 0 first)
   std::vector<AddedToken> added;    ///< matched in the raw text before pre-tokenization
   PreTokenizer pre = PreTokenizer::gpt2;
-  bool add_prefix_space = false;    ///< ByteLevel add_prefix_space: prepend " " unless text starts with whitespace
+  bool add_prefix_space = false;    ///< ByteLevel add_prefix_space: prepend " " to each piece between added tokens that does not start with one
   std::optional<int> bos;           ///< prepended by encode(text, add_bos=true)
   std::optional<int> eos;
   std::optional<int> unk;           ///< used for a byte with no token (never in byte-level vocabularies)

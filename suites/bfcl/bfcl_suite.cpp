@@ -223,7 +223,9 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       const bool has_bos = bos && !req.prompt_ids.empty() && req.prompt_ids[0] == *bos;
       if (!cfg.truncate_overflow || budget < (has_bos ? 2 : 1)) {
         ++skipped;
-        rows.push_back({{"id", e->id}, {"category", e->category}, {"skipped", true}, {"prompt_tokens", req.prompt_ids.size()}});
+        if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
+          rows.push_back({{"id", e->id}, {"category", e->category}, {"skipped", true}, {"prompt_tokens", req.prompt_ids.size()}});
+        }
         continue;
       }
       // Keep the tail (the question and the "Assistant:" cue) and BOS.
@@ -245,7 +247,9 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
     const TargetResponse resp = target.generate(req);
     if (!resp.ok) {
       ++failed;
-      rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
+      if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
+        rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
+      }
       continue;
     }
     const nlohmann::ordered_json result = cfg.mode == BfclMode::prompt ? nlohmann::ordered_json(resp.text) : fc_result(resp);
@@ -321,7 +325,8 @@ records::SuiteResult run_bfcl_suite(Target& target, const SuiteOptions& options)
     }
     bfcl_config_from_json(merged, path.string());  // validates the file on its own
   }
-  std::filesystem::path data_dir = default_bfcl_data_dir();
+  // The run's data directory (--data-dir) wins over the environment/default lookup.
+  std::filesystem::path data_dir = options.data_dir.empty() ? default_bfcl_data_dir() : options.data_dir;
   for (const auto& [k, v] : section.items()) {
     if (k == "config" || k == "warmup" || k == "repetitions") continue;
     if (k == "data_dir") {

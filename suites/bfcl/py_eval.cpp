@@ -195,6 +195,7 @@ PyValue py_eval(const PyNode& n) {
           case PyType::list:
           case PyType::tuple: truthy = !v.seq().empty(); break;
           case PyType::dict: truthy = !v.dict().items.empty(); break;
+          case PyType::other: truthy = true; break;
         }
         return PyValue(!truthy);
       }

@@ -101,6 +101,7 @@ const std::vector<Case>& cases() {
       {"§2.2 step 7: binary operations are evaluated", "fact", "[math.factorial(number=2+3)]", true, ""},
       {"§2.2 step 7: hex int literal", "fact", "[math.factorial(number=0x5)]", true, ""},
       {"§2.2 step 7: bare identifier becomes a string", "fact", "[math.factorial(number=five)]", false, "type_error:simple"},
+      {"§2.2 step 7: a bytes literal is a value of another type", "area", "[calc_area(base=10, height=5, unit=b'units')]", false, "type_error:simple"},
       {"§2.2 step 7: lambda fails", "fact", "[math.factorial(number=lambda: 5)]", false, "ast_decoder:decoder_failed"},
       {"§2.2 step 7: attribute access fails", "fact", "[math.factorial(number=math.pi)]", false, "ast_decoder:decoder_failed"},
       {"§2.2 step 7: negating a name fails", "fact", "[math.factorial(number=-x)]", false, "ast_decoder:decoder_failed"},

@@ -49,7 +49,8 @@ TEST_CASE("bfcl parser: string literals") {
   CHECK(fails("[f(v='abc)]"));
   CHECK(fails("[f(v='a\nb')]"));
   CHECK(fails("[f(v=f'{x}')]"));   // f-string
-  CHECK(fails("[f(v=b'x')]"));     // bytes (not modelled)
+  CHECK(type_name_of(v_of("b'x'")) == "bytes");  // a bytes value: fails any type check
+  CHECK(!py_equal(v_of("b'x'"), PyValue("x")));
   CHECK(fails("[f(v='a' b'x')]"));  // str and bytes cannot mix
   CHECK(fails(R"([f(v='\x4')])"));   // truncated \x escape
 }
@@ -75,7 +76,8 @@ TEST_CASE("bfcl parser: numbers, booleans, None") {
   CHECK(fails("[f(v=007)]"));   // leading zeros
   CHECK(fails("[f(v=1_)]"));
   CHECK(fails("[f(v=12abc)]"));
-  CHECK(fails("[f(v=1j)]"));    // complex (not modelled)
+  CHECK(type_name_of(v_of("1j")) == "complex");
+  CHECK(type_name_of(v_of("-1j")) == "complex");
 }
 
 TEST_CASE("bfcl parser: unary quirk and binary evaluation (spec §2.2 7)") {
@@ -145,6 +147,8 @@ TEST_CASE("bfcl parser: call names and top-level shapes (spec §2.2 5-6)") {
   CHECK(names("[a[0].f(x=1)]") == std::vector<std::string>{"f"});   // non-name parts dropped
   CHECK(names("[f()(x=1)]") == std::vector<std::string>{""});       // can give an empty name
   CHECK(names("[f(x=1)  # a comment\n]") == std::vector<std::string>{"f"});
+  CHECK(names("[f(x=1)  # a comment\r\n]") == std::vector<std::string>{"f"});
+  CHECK(fails("[]#+\r"));  // a lone CR ends the comment: the appended ']' is unmatched
   CHECK(names("[f(\n  x=1,\n)]") == std::vector<std::string>{"f"});
   CHECK(decode_python("[]").list().items.empty());
   CHECK(fails("[(f(x=1), g(y=1))]"));   // a nested tuple of calls

@@ -152,3 +152,30 @@ TEST_CASE("bfcl score --json through the atlas-bench executable") {
   CHECK(fc.out.find("ast_decoder:decoder_failed") != std::string::npos);  // text results in fc format
   CHECK(run(base + path.string() + " --format yaml").code != 0);
 }
+
+TEST_CASE("bfcl score: differential verdicts (Python's ast + the upstream checker logic)") {
+  // tests/bfcl/differential_verdicts.jsonl: ~1500 generated and fuzzed outputs for real entries,
+  // each with the verdict computed by CPython 3.11 running BFCL's decoder and AST checker logic
+  // (MU:248-370, AC, ER:263-367) - stratified over categories and error types.
+  const auto path = atlas::test::source_dir() / "tests" / "bfcl" / "differential_verdicts.jsonl";
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  static const BfclDataset ds = load_bfcl_dataset(atlas::test::data_dir());
+  std::string line;
+  int n = 0, mismatches = 0;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::ordered_json::parse(line);
+    const BfclEntry* e = ds.find(j["id"].get<std::string>());
+    REQUIRE(e != nullptr);
+    const EntryVerdict v = score_entry(*e, j["result"], ScoreOptions{});
+    const std::string expected = j["error_type"].is_null() ? "" : j["error_type"].get<std::string>();
+    if (v.valid != j["valid"].get<bool>() || v.error_type != expected) {
+      ++mismatches;
+      INFO(line);
+      CHECK(v.error_type == expected);
+    }
+    ++n;
+  }
+  CHECK(n >= 1500);
+  CHECK(mismatches == 0);
+}

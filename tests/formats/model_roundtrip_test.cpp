@@ -79,7 +79,12 @@ TEST_CASE("preset weights are deterministic for a seed and scaled by fan-in") {
     CHECK(std::memcmp(wa[i].data(), wb[i].data(), wa[i].size_bytes()) == 0);
     if (!wa[i].empty()) CHECK(std::memcmp(wa[i].data(), wc[i].data(), wa[i].size_bytes()) != 0);
   }
-  CHECK(a.tokenizer == nullptr);
+  REQUIRE(a.tokenizer != nullptr);  // byte-level: one id per byte, no stop ids
+  CHECK(a.tokenizer->encode("Hi\n", true) == std::vector<int>{1, 'H' + 3, 'i' + 3, '\n' + 3});
+  CHECK(a.tokenizer->vocab_size() == 512);
+  CHECK(a.tokenizer->stop_ids().empty());
+  CHECK(a.tokenizer->token_bytes(-1, 'x' + 3) == "x");
+  CHECK(a.tokenizer->token_bytes(-1, 400).empty());
   CHECK(a.source.format == "preset");
   CHECK(a.source.seed == 42);
   CHECK(a.weights.output.data() == a.weights.tok_embd.data());  // tied
@@ -114,6 +119,9 @@ TEST_CASE("make-model GGUF round trip: F32 weights come back bit-identical") {
       CHECK(std::memcmp(wm[i].data(), wr[i].data(), wm[i].size_bytes()) == 0);
     }
     CHECK(r.weights.output.data() == r.weights.tok_embd.data());
+    REQUIRE(r.tokenizer != nullptr);
+    CHECK(r.tokenizer->encode("ab", false) == m.tokenizer->encode("ab", false));
+    CHECK(r.source.metadata.at("atlas.preset") == name);
     CHECK(r.source.metadata.at("general.architecture") == (m.config.arch == Arch::llama ? "llama" : "qwen3"));
     const GgufFile f = read_gguf(dir / "a.gguf");
     CHECK(f.get_string("atlas.preset") == name);

@@ -111,7 +111,7 @@ TEST_CASE("cuda bf16 matches Hugging Face transformers on identical random Qwen3
     MESSAGE("skipped: ATLAS_HF_REF_DIR not set (run tests/gpu/hf_reference.py DIR on a machine with transformers)");
     return;
   }
-  for (const char* name : {"tiny", "qwen3-0.6b"}) {
+  for (const std::string name : {"tiny", "qwen3-0.6b"}) {
     const auto path = std::filesystem::path(dir) / name;
     if (!std::filesystem::exists(path / "reference.json")) {
       MESSAGE("no reference for " << name << " under " << dir);
@@ -141,6 +141,18 @@ TEST_CASE("cuda bf16 matches Hugging Face transformers on identical random Qwen3
       }
       const double rel = std::sqrt(num / den);
       MESSAGE(name << (fp32 ? " fp32" : " bf16") << ": relative L2 error of last-position logits vs HF = " << rel);
+      if (ref.contains("variants")) {
+        for (const auto& [vname, v] : ref["variants"].items()) {
+          const auto vl = v.get<std::vector<double>>();
+          double vn = 0, vd = 0;
+          for (std::size_t i = 0; i < got.size() && i < vl.size(); ++i) {
+            vn += (got[i] - vl[i]) * (got[i] - vl[i]);
+            vd += vl[i] * vl[i];
+          }
+          MESSAGE(name << (fp32 ? " fp32" : " bf16") << ": (diagnostic) relative L2 error vs HF variant " << vname
+                       << " = " << std::sqrt(vn / vd));
+        }
+      }
       CHECK(rel <= (fp32 ? 1e-4 : 1e-2));
       // Greedy tokens must agree while HF's top-2 margin exceeds the precision's logit error.
       Sampler greedy({});

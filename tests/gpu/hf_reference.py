@@ -4,7 +4,7 @@
 Saves randomly initialised Qwen3 models (tiny dims and Qwen3-0.6B dims) with save_pretrained
 (safetensors, bf16 weights) and, for each, reference.json: the last-position logits of a fixed
 prompt and 128 greedy tokens with each step's top-2 logit margin, computed by transformers in
-float32 on those same bf16 weights (upcast exactly), TF32 off.
+float32 on the CPU (no TF32 anywhere) on those same bf16 weights (upcast exactly).
 
     python3 tests/gpu/hf_reference.py OUT_DIR [--only tiny]
 
@@ -48,8 +48,14 @@ def make(name, out_dir, device):
     saved["rope_theta"] = spec["rope_theta"]
     with open(os.path.join(path, "config.json"), "w") as f:
         json.dump(saved, f, indent=2)
-    # Reference in float32 on exactly the saved bf16 values.
-    model = model.to(torch.float32).to(device).eval()
+    # Reference in float32 on exactly the saved bf16 values, from a fresh load: casting the live
+    # model to bf16 and back would also have rounded its RoPE inv_freq buffer to bf16 (seen: a
+    # 1.6e-3 relative logit error against an exact float32 engine).
+    try:
+        model = Qwen3ForCausalLM.from_pretrained(path, dtype=torch.float32)
+    except TypeError:
+        model = Qwen3ForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
+    model = model.to(device).eval()
     ids = torch.tensor([PROMPT], device=device)
     with torch.no_grad():
         logits = model(ids).logits[0, -1].float().cpu()
@@ -65,9 +71,28 @@ def make(name, out_dir, device):
             tokens.append(tok)
             margins.append(float(top2.values[0] - top2.values[1]))
             cur = torch.tensor([[tok]], device=device)
+    rot = model.model.rotary_emb
+    print(f"{name}: rope {getattr(cfg, 'rope_parameters', None)} rope_theta attr {getattr(cfg, 'rope_theta', None)} "
+          f"inv_freq[:3] {rot.inv_freq[:3].tolist()} eps {cfg.rms_norm_eps}")
+    # Diagnostics: the same weights under nearby conventions, so a mismatch names its cause.
+    variants = {}
+    if name == "tiny":
+        sd = model.state_dict()
+        for vname, changes in {"theta_1e4": {"rope_theta": 10000.0}, "eps_1e-5": {"rms_norm_eps": 1e-5}}.items():
+            vspec = dict(spec, **changes)
+            vcfg = Qwen3Config(**vspec)
+            vrp = getattr(vcfg, "rope_parameters", None)
+            if isinstance(vrp, dict):
+                vrp["rope_theta"] = vspec["rope_theta"]
+            vm = Qwen3ForCausalLM(vcfg).to(torch.float32)
+            vm.load_state_dict(sd)
+            vm.eval()
+            with torch.no_grad():
+                variants[vname] = vm(ids).logits[0, -1].float().tolist()
     with open(os.path.join(path, "reference.json"), "w") as f:
         json.dump({"prompt_ids": PROMPT, "last_logits": logits.tolist(), "greedy_tokens": tokens,
-                   "top2_margins": margins, "transformers_dtype": "float32 on bf16 weights"}, f)
+                   "top2_margins": margins, "transformers_dtype": "float32 on bf16 weights",
+                   "variants": variants}, f)
     print(f"{name}: saved to {path}; first tokens {tokens[:8]}; min margin {min(margins):.4g}")
 
 
@@ -76,7 +101,9 @@ def main():
     only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    # The CPU: float32 matrix products there never use TF32 (a GPU reference may, ~1e-3 error).
+    device = "cpu"
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
     os.makedirs(out_dir, exist_ok=True)
     for name in CONFIGS:
         if only is None or name == only:

@@ -50,25 +50,22 @@ int ab_command(const AbArgs& args, const GlobalOptions& g) {
   req.parity_config.prompts = args.parity_prompts;
   req.parity_config.seed = req.options.seed;
   auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
-  progress->begin("ab " + args.suite, req.options.repetitions);
-  req.options.progress = nullptr;
+  req.options.progress = nullptr;  // per-round progress comes from run_ab
 
-  suites::EngineTarget* first = nullptr;
   const auto result = suites::run_ab(
       req,
       [&](const suites::SideSpec& side) -> std::unique_ptr<suites::Target> {
         engine::EngineOptions eo = base;
         suites::apply_engine_options(eo, side.options);
         eo.backend = engine::backend_options_from_env(eo.backend);  // the side's env is applied here
-        auto t = std::make_unique<suites::EngineTarget>(eo);
-        if (!first) first = t.get();
-        return t;
+        return std::make_unique<suites::EngineTarget>(eo);
       },
       progress.get());
-  progress->end("");
   records::Record rec = result.record;
   suites::fill_run_provenance(rec, ATLAS_SOURCE_DIR);
-  if (first) suites::fill_model_provenance(rec, *first, data_dir);
+  if (auto* a = dynamic_cast<suites::EngineTarget*>(&result.target_a->inner())) {
+    suites::fill_model_provenance(rec, *a, data_dir);
+  }
   rec.config["env"] = suites::atlas_environment();
 
   suites::make_table_printer(args.format)->print(suites::ab_table(result), std::cout);
