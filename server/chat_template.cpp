@@ -106,31 +106,32 @@ std::vector<Segment> split_template(const std::string& src) {
   // trim_blocks drops the first newline after the tag and lstrip_blocks drops spaces/tabs
   // between the line start and the tag.
   auto is_ws = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  for (std::size_t s = 0; s < segs.size(); ++s) {
-    Segment& tag = segs[s];
-    if (tag.kind == Segment::text) continue;
-    const bool block = tag.kind != Segment::expr;
-    if (s > 0 && segs[s - 1].kind == Segment::text) {
-      std::string& prev = segs[s - 1].body;
-      if (tag.strip_left) {
-        while (!prev.empty() && is_ws(prev.back())) prev.pop_back();
-      } else if (block && !tag.keep_left) {
-        const std::size_t nl = prev.find_last_of('\n');
-        const std::size_t from = nl == std::string::npos ? 0 : nl + 1;
-        const bool at_line_start = nl != std::string::npos || s == 1;
-        if (at_line_start && prev.find_first_not_of(" \t", from) == std::string::npos) prev.resize(from);
-      }
+  // Left sides first: lstrip_blocks looks for the line start in the source text, before
+  // trim_blocks of the previous tag has removed that line's newline.
+  for (std::size_t s = 1; s < segs.size(); ++s) {
+    const Segment& tag = segs[s];
+    if (tag.kind == Segment::text || segs[s - 1].kind != Segment::text) continue;
+    std::string& prev = segs[s - 1].body;
+    if (tag.strip_left) {
+      while (!prev.empty() && is_ws(prev.back())) prev.pop_back();
+    } else if (tag.kind != Segment::expr && !tag.keep_left) {
+      const std::size_t nl = prev.find_last_of('\n');
+      const std::size_t from = nl == std::string::npos ? 0 : nl + 1;
+      const bool at_line_start = nl != std::string::npos || s == 1;
+      if (at_line_start && prev.find_first_not_of(" \t", from) == std::string::npos) prev.resize(from);
     }
-    if (s + 1 < segs.size() && segs[s + 1].kind == Segment::text) {
-      std::string& next = segs[s + 1].body;
-      if (tag.strip_right) {
-        std::size_t k = 0;
-        while (k < next.size() && is_ws(next[k])) ++k;
-        next.erase(0, k);
-      } else if (block) {
-        if (next.rfind("\r\n", 0) == 0) next.erase(0, 2);
-        else if (next.rfind("\n", 0) == 0) next.erase(0, 1);
-      }
+  }
+  for (std::size_t s = 0; s + 1 < segs.size(); ++s) {
+    const Segment& tag = segs[s];
+    if (tag.kind == Segment::text || segs[s + 1].kind != Segment::text) continue;
+    std::string& next = segs[s + 1].body;
+    if (tag.strip_right) {
+      std::size_t k = 0;
+      while (k < next.size() && is_ws(next[k])) ++k;
+      next.erase(0, k);
+    } else if (tag.kind != Segment::expr) {
+      if (next.rfind("\r\n", 0) == 0) next.erase(0, 2);
+      else if (next.rfind("\n", 0) == 0) next.erase(0, 1);
     }
   }
   return segs;
@@ -1365,7 +1366,11 @@ struct ChatTemplate::Impl {
 };
 
 ChatTemplate::ChatTemplate(std::string source) : source_(std::move(source)), impl_(std::make_unique<Impl>()) {
-  impl_->nodes = StmtParser(split_template(source_)).parse_all();
+  // jinja2's default keep_trailing_newline=False: one trailing newline of the source is dropped.
+  std::string src = source_;
+  if (src.ends_with("\r\n")) src.resize(src.size() - 2);
+  else if (src.ends_with('\n')) src.pop_back();
+  impl_->nodes = StmtParser(split_template(src)).parse_all();
 }
 ChatTemplate::~ChatTemplate() = default;
 ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;

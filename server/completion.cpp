@@ -200,10 +200,8 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
     });
     completed = true;
   } catch (const ClientGone&) {
-    gen_.reset();
-    return json::object();
+    return json::object();  // the session's cached prefix stays valid (generator.hpp)
   } catch (const StopHit&) {
-    gen_.reset();  // the session was left mid-generation: its cached prefix is not trustworthy
   } catch (const engine::EngineError& e) {
     gen_.reset();
     throw ApiError{500, "server_error", std::string("engine error: ") + e.what(), "", "engine_error"};

@@ -37,7 +37,7 @@ class CompletionRunner {
 
   /// Decodes. With req.stream, `emit` receives each chunk object (role chunk, content/tool-call
   /// deltas, the finish chunk, then a usage chunk when include_usage) and returns false when
-  /// the client is gone (decoding then stops and the cache is reset). Returns the full
+  /// the client is gone (decoding then stops; the cached prefix stays usable). Returns the full
   /// response object (non-streaming), or the usage object (streaming). Throws ApiError (500)
   /// for an engine failure.
   nlohmann::json run(const PreparedRequest& p, const std::function<bool(const nlohmann::json&)>& emit);

@@ -34,20 +34,17 @@ std::string model_chat_template(const engine::Model& model) {
 namespace {
 class SessionGenerator final : public Generator {
  public:
-  SessionGenerator(engine::Model model, const GeneratorOptions& opts) : model_(std::move(model)), opts_(opts) {
-    if (!model_.tokenizer) {
-      throw ServerError("model " + opts.model.string() + " has no tokenizer: the server needs one to read prompts");
+  SessionGenerator(engine::Model model, const engine::BackendOptions& bo)
+      : model_(std::make_unique<engine::Model>(std::move(model))) {
+    if (!model_->tokenizer) {
+      throw ServerError("model '" + model_->config.name + "' has no tokenizer: the server needs one to read prompts");
     }
-    engine::BackendOptions bo;
-    bo.name = opts.backend;
-    bo.max_seq_len = opts.max_seq_len;
-    bo.threads = opts.threads;
-    backend_ = engine::make_backend(model_, bo);
+    backend_ = engine::make_backend(*model_, bo);
     session_ = std::make_unique<engine::Session>(*backend_);
-    template_ = model_chat_template(model_);
+    template_ = model_chat_template(*model_);
   }
 
-  const engine::Tokenizer& tokenizer() const override { return *model_.tokenizer; }
+  const engine::Tokenizer& tokenizer() const override { return *model_->tokenizer; }
   int context_length() const override { return backend_->max_seq_len(); }
   engine::GenerateResult generate(const engine::GenerateRequest& req,
                                   const std::function<void(const engine::TokenEvent&)>& on_token) override {
@@ -57,27 +54,23 @@ class SessionGenerator final : public Generator {
   const std::vector<int>& cached_tokens() const override { return session_->cached_tokens(); }
   std::string chat_template() const override { return template_; }
   nlohmann::json describe() const override {
-    return {{"path", model_.source.path.string()},
-            {"format", model_.source.format},
-            {"name", model_.config.name},
+    return {{"path", model_->source.path.string()},
+            {"format", model_->source.format},
+            {"name", model_->config.name},
             {"backend", std::string(backend_->name())},
-            {"parameters", model_.config.parameter_count()}};
+            {"parameters", model_->config.parameter_count()}};
   }
 
  private:
-  engine::Model model_;
-  GeneratorOptions opts_;
+  std::unique_ptr<engine::Model> model_;  // on the heap: the backend keeps pointers into it
   std::unique_ptr<engine::Backend> backend_;
   std::unique_ptr<engine::Session> session_;
   std::string template_;
 };
 }  // namespace
 
-std::unique_ptr<Generator> open_session_generator(const GeneratorOptions& opts) {
-  engine::LoadOptions lo;
-  lo.max_seq_len = opts.max_seq_len;
-  lo.tokenizer_path = opts.tokenizer;
-  return std::make_unique<SessionGenerator>(engine::load_model(opts.model, lo), opts);
+std::unique_ptr<Generator> make_session_generator(engine::Model model, const engine::BackendOptions& backend) {
+  return std::make_unique<SessionGenerator>(std::move(model), backend);
 }
 
 }  // namespace atlas::server

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/backend.hpp"
+#include "engine/model.hpp"
 #include "engine/session.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 
@@ -21,8 +23,9 @@ class Generator {
   /// Tokens the KV cache holds (prompt + generated must fit).
   virtual int context_length() const = 0;
   /// engine::Session::generate semantics (prefix reuse, stop ids, per-token callback). Throws
-  /// engine::EngineError for a prompt that does not fit. When `on_token` throws, the exception
-  /// propagates and the caller must call reset() before the next request.
+  /// engine::EngineError for a prompt that does not fit. When `on_token` throws (the client
+  /// went away, a stop string matched), the exception propagates and cached_tokens() still
+  /// describes the cache exactly (Session keeps only tokens whose K/V were written).
   virtual engine::GenerateResult generate(const engine::GenerateRequest& req,
                                           const std::function<void(const engine::TokenEvent&)>& on_token) = 0;
   /// Forgets the cached prefix.
@@ -38,9 +41,9 @@ class Generator {
 };
 
 struct GeneratorOptions {
-  std::filesystem::path model;     ///< model file or directory (engine::load_model formats)
+  std::filesystem::path model;     ///< model file or directory (engine::load_model formats) 
   std::filesystem::path tokenizer; ///< llama2.c tok*.bin; empty = beside the model
-  std::string backend = "cpu";     ///< "cpu" | "cuda"
+  std::string backend = "cpu";     ///< "cpu" | "cuda" (ATLAS_* backend variables apply too)
   int max_seq_len = 0;             ///< 0 = the model's context length
   int threads = 0;                 ///< CPU threads; 0 = all
 };
@@ -48,6 +51,8 @@ struct GeneratorOptions {
 /// A Generator over an engine::Session of a loaded model. Throws engine::EngineError (bad model
 /// file, backend not built) or ServerError (model without a tokenizer).
 std::unique_ptr<Generator> open_session_generator(const GeneratorOptions& opts);
+/// The same over a model already loaded.
+std::unique_ptr<Generator> make_session_generator(engine::Model model, const engine::BackendOptions& backend);
 
 /// The chat template stored with a loaded model: metadata "tokenizer.chat_template" (GGUF), or
 /// "chat_template" of tokenizer_config.json in the model directory (a string, or the entry

@@ -80,6 +80,12 @@ ServerStats Server::stats() const { return {n_ok_.load(), n_rejected_.load(), n_
 void Server::install_routes() {
   httplib::Server& svr = http_->svr;
   svr.set_tcp_nodelay(true);
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second
+  // server bind the same port and silently share its connections.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   svr.set_keep_alive_max_count(100000);
   svr.set_keep_alive_timeout(2);
   svr.set_read_timeout(60);
@@ -223,6 +229,12 @@ int Server::start() {
   }
   started_ = true;
   listener_ = std::thread([this] { http_->svr.listen_after_bind(); });
+  // httplib's stop() is a no-op until the accept loop has started: wait for it, so that a
+  // stop() right after start() cannot leave the listener running forever.
+  for (int i = 0; !svr.is_running(); ++i) {
+    if (i == 50000) throw ServerError("the HTTP listener on " + opts_.host + ":" + std::to_string(port_) + " did not start");
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
   return port_;
 }
 

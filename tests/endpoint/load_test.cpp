@@ -1,0 +1,113 @@
+#include <atomic>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "common/clock.hpp"
+#include "suites/endpoint/load.hpp"
+#include "tests/server/fake_generator.hpp"
+
+using namespace atlas::suites::endpoint;
+using atlas::suites::TargetRequest;
+using atlas::suites::TargetResponse;
+
+namespace {
+/// A target that takes `latency` per request and records how many were in flight at once.
+class SlowTarget final : public atlas::suites::Target {
+ public:
+  explicit SlowTarget(std::chrono::milliseconds latency) : latency_(latency) {}
+  std::string name() const override { return "slow"; }
+  TargetResponse generate(const TargetRequest& req) override {
+    TargetResponse r;
+    r.t_request_ns = atlas::now_ns();
+    const int now = ++in_flight_;
+    int prev = max_in_flight_.load();
+    while (now > prev && !max_in_flight_.compare_exchange_weak(prev, now)) {
+    }
+    std::this_thread::sleep_for(latency_);
+    --in_flight_;
+    r.completion_tokens = req.max_new_tokens;
+    r.t_end_ns = atlas::now_ns();
+    return r;
+  }
+  void reset_session() override {}
+  const atlas::engine::Tokenizer& tokenizer() const override { return tok_; }
+  int context_length() const override { return 0; }
+  nlohmann::json provenance() const override { return {}; }
+  int max_in_flight() const { return max_in_flight_; }
+
+ private:
+  std::chrono::milliseconds latency_;
+  std::atomic<int> in_flight_{0}, max_in_flight_{0};
+  atlas::test::ByteTokenizer tok_;
+};
+
+TargetRequest request_n(int i) {
+  TargetRequest r;
+  r.max_new_tokens = i;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("load: the Poisson schedule is seeded, increasing, with mean gap 1/rate") {
+  const auto a = poisson_schedule(4000, 100.0, 42);
+  CHECK(a == poisson_schedule(4000, 100.0, 42));
+  CHECK(a != poisson_schedule(4000, 100.0, 43));
+  CHECK(std::is_sorted(a.begin(), a.end()));
+  const double mean_gap_ms = static_cast<double>(a.back()) / 1e6 / 4000.0;
+  CHECK(mean_gap_ms == doctest::Approx(10.0).epsilon(0.05));
+}
+
+TEST_CASE("load: fixed concurrency keeps exactly N requests in flight and sends each request once") {
+  SlowTarget t(std::chrono::milliseconds(20));
+  LoadOptions o;
+  o.concurrency = 3;
+  o.max_requests = 12;
+  const auto samples = run_load(t, request_n, o);
+  REQUIRE(samples.size() == 12);
+  for (int i = 0; i < 12; ++i) {
+    CHECK(samples[static_cast<std::size_t>(i)].index == i);
+    CHECK(samples[static_cast<std::size_t>(i)].response.completion_tokens == i);  // built by make_request(i)
+  }
+  CHECK(t.max_in_flight() == 3);
+}
+
+TEST_CASE("load: Poisson arrivals are sent on schedule even when the target is slow (no coordinated omission)") {
+  SlowTarget t(std::chrono::milliseconds(150));
+  LoadOptions o;
+  o.arrival = Arrival::poisson;
+  o.rate_per_s = 40.0;
+  o.seed = 7;
+  o.max_requests = 10;
+  const auto samples = run_load(t, request_n, o);
+  REQUIRE(samples.size() == 10);
+  std::vector<double> lag_ms;
+  for (const auto& s : samples) lag_ms.push_back(static_cast<double>(s.response.t_request_ns - s.t_intended_ns) / 1e6);
+  std::sort(lag_ms.begin(), lag_ms.end());
+  CHECK(lag_ms.front() >= 0.0);
+  CHECK(lag_ms[lag_ms.size() / 2] < 5.0);  // a closed loop would lag by up to 150 ms per queued request
+  CHECK(t.max_in_flight() > 1);
+}
+
+TEST_CASE("load: bounded in time; invalid options are input errors") {
+  SlowTarget t(std::chrono::milliseconds(1));
+  LoadOptions o;
+  o.arrival = Arrival::poisson;
+  o.rate_per_s = 20.0;
+  o.seed = 1;
+  o.max_requests = 1000;
+  o.max_duration = std::chrono::milliseconds(300);
+  const auto schedule = poisson_schedule(1000, 20.0, 1);
+  const auto expected = std::count_if(schedule.begin(), schedule.end(), [](std::int64_t x) { return x < 300'000'000; });
+  const auto samples = run_load(t, request_n, o);
+  CHECK(static_cast<long>(samples.size()) == expected);
+  LoadOptions bad;
+  bad.concurrency = 0;
+  CHECK_THROWS_AS(run_load(t, request_n, bad), atlas::InputError);
+  bad = LoadOptions{};
+  bad.arrival = Arrival::poisson;
+  bad.rate_per_s = 0;
+  CHECK_THROWS_AS(run_load(t, request_n, bad), atlas::InputError);
+}

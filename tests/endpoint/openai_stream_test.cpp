@@ -1,0 +1,98 @@
+#include <doctest/doctest.h>
+
+#include "suites/endpoint/openai_stream.hpp"
+#include "suites/endpoint/stream_timing.hpp"
+
+using namespace atlas::suites::endpoint;
+
+namespace {
+void feed(OpenAiStreamReader& r, const std::string& data, std::int64_t t) { r.on_event({"", data}, t); }
+}  // namespace
+
+TEST_CASE("stream reader: a role-only or empty first chat chunk is not a token; usage-only chunk is not either") {
+  OpenAiStreamReader r;
+  feed(r, R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]})", 100);
+  feed(r, R"({"choices":[{"index":0,"delta":{"content":""}}]})", 150);
+  feed(r, R"({"choices":[{"index":0,"delta":{"content":"Hel"}}]})", 200);
+  feed(r, R"({"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]})", 300);
+  feed(r, R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})", 310);
+  feed(r, R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":4}}})", 400);
+  feed(r, "[DONE]", 410);
+  CHECK(r.error().empty());
+  CHECK(r.done());
+  CHECK(r.text() == "Hello");
+  REQUIRE(r.chunks().size() == 2);
+  CHECK(r.chunks()[0].t_ns == 200);
+  CHECK(r.chunks()[1].t_ns == 300);
+  CHECK(r.finish_reason() == "stop");
+  REQUIRE(r.usage());
+  CHECK(r.usage()->prompt_tokens == 5);
+  CHECK(r.usage()->completion_tokens == 3);
+  CHECK(r.usage()->cached_tokens == 4);
+}
+
+TEST_CASE("stream reader: completions text, reasoning content counts as tokens") {
+  OpenAiStreamReader r;
+  feed(r, R"({"choices":[{"index":0,"text":""}]})", 1);
+  feed(r, R"({"choices":[{"index":0,"text":"a"}]})", 2);
+  feed(r, R"({"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]})", 3);
+  CHECK(r.chunks().size() == 2);
+  CHECK(r.text() == "a");
+}
+
+TEST_CASE("stream reader: tool-call deltas merge by index") {
+  OpenAiStreamReader r;
+  feed(r, R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c0","type":"function","function":{"name":"get","arguments":""}}]}}]})", 1);
+  feed(r, R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]}}]})", 2);
+  feed(r, R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":" 1}"}}]}}]})", 3);
+  feed(r, R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c1","function":{"name":"put","arguments":"{}"}}]}}]})", 4);
+  const auto calls = r.tool_calls();
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0]["id"] == "c0");
+  CHECK(calls[0]["function"]["name"] == "get");
+  CHECK(calls[0]["function"]["arguments"] == "{\"a\": 1}");
+  CHECK(calls[1]["function"]["name"] == "put");
+  CHECK(r.chunks().size() == 4);  // each tool-call delta is a token-bearing event
+}
+
+TEST_CASE("stream reader: malformed events are clear errors") {
+  OpenAiStreamReader a;
+  feed(a, "{not json", 1);
+  CHECK(a.error().find("malformed SSE event #1") != std::string::npos);
+  OpenAiStreamReader b;
+  feed(b, R"({"error":{"message":"engine exploded","type":"server_error"}})", 1);
+  CHECK(b.error() == "server error in stream: engine exploded");
+  OpenAiStreamReader c;
+  feed(c, R"({"choices":{"text":"x"}})", 1);
+  CHECK(c.error().find("choices is not an array") != std::string::npos);
+  OpenAiStreamReader d;
+  feed(d, "[DONE]", 1);
+  feed(d, R"({"choices":[]})", 2);
+  CHECK(d.error().find("after data: [DONE]") != std::string::npos);
+  OpenAiStreamReader e;
+  feed(e, R"({"id":"x"})", 1);
+  CHECK(e.error().find("neither choices nor usage") != std::string::npos);
+}
+
+TEST_CASE("token timing: a chunk's gap is split evenly over its tokens") {
+  // Chunks at 100 (1 token), 200 (2 tokens), 500 (3 tokens).
+  const std::vector<ChunkArrival> chunks = {{100, 1}, {200, 2}, {500, 3}};
+  const auto t = token_arrival_times(chunks);
+  CHECK(t == std::vector<std::int64_t>{100, 150, 200, 300, 400, 500});
+  // ITL samples: tokens - 1 of them, summing to last - first.
+  std::int64_t sum = 0;
+  for (std::size_t i = 1; i < t.size(); ++i) sum += t[i] - t[i - 1];
+  CHECK(sum == 400);
+  // Several tokens in the first chunk all arrive at its time.
+  CHECK(token_arrival_times(std::vector<ChunkArrival>{{10, 3}, {40, 1}}) == std::vector<std::int64_t>{10, 10, 10, 40});
+}
+
+TEST_CASE("token timing: distributing the server's token count over chunks") {
+  CHECK(distribute_tokens(std::vector<int>{1, 1, 1}, 3) == std::vector<int>{1, 1, 1});
+  CHECK(distribute_tokens(std::vector<int>{1, 3, 1}, 5) == std::vector<int>{1, 3, 1});   // local counts agree
+  CHECK(distribute_tokens(std::vector<int>{1, 1}, 6) == std::vector<int>{3, 3});         // no local hint: even
+  CHECK(distribute_tokens(std::vector<int>{1, 2, 4}, 10) == std::vector<int>{1, 3, 6});  // extra 7 by weight-1 (0,1,3)
+  CHECK(distribute_tokens(std::vector<int>{1, 1, 1}, 2) == std::vector<int>{1, 1, 1});   // cannot place fewer
+  const auto d = distribute_tokens(std::vector<int>{2, 2, 2}, 7);
+  CHECK(d[0] + d[1] + d[2] == 7);
+}

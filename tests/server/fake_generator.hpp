@@ -1,0 +1,93 @@
+#pragma once
+// Test doubles for the server: a byte tokenizer (id = byte + 3, BOS 1, EOS 2) and a generator
+// that "decodes" a scripted reply, with Session's prefix-reuse and cache semantics and an
+// optional delay per token, so server behaviour is tested without a model.
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.hpp"
+#include "engine/error.hpp"
+#include "server/generator.hpp"
+
+namespace atlas::test {
+
+class ByteTokenizer final : public engine::Tokenizer {
+ public:
+  std::vector<int> encode(std::string_view text, bool add_bos) const override {
+    std::vector<int> ids;
+    if (add_bos) ids.push_back(1);
+    for (unsigned char c : text) ids.push_back(c + 3);
+    return ids;
+  }
+  std::string token_bytes(int, int id) const override {
+    if (id < 3) return {};
+    return std::string(1, static_cast<char>(id - 3));
+  }
+  int vocab_size() const override { return 259; }
+  std::optional<int> bos_id() const override { return 1; }
+  std::optional<int> eos_id() const override { return 2; }
+  std::vector<int> stop_ids() const override { return {2}; }
+  std::optional<int> piece_to_id(std::string_view) const override { return std::nullopt; }
+};
+
+/// Replies with `reply` (one token per byte, then EOS), sleeping `token_delay` before each.
+class FakeGenerator final : public server::Generator {
+ public:
+  std::string reply = "Hello world";
+  std::chrono::microseconds token_delay{0};
+  int context = 512;
+  std::string template_source;
+  int generate_calls = 0;
+  std::vector<int> last_prompt;
+
+  const engine::Tokenizer& tokenizer() const override { return tok_; }
+  int context_length() const override { return context; }
+  engine::GenerateResult generate(const engine::GenerateRequest& req,
+                                  const std::function<void(const engine::TokenEvent&)>& on_token) override {
+    ++generate_calls;
+    last_prompt = req.prompt_ids;
+    engine::GenerateResult r;
+    r.t_start_ns = now_ns();
+    const int n = static_cast<int>(req.prompt_ids.size());
+    if (n > context) throw engine::EngineError("prompt longer than the context");
+    int reuse = 0;
+    if (req.reuse_prefix) {
+      while (reuse < n - 1 && reuse < static_cast<int>(cached_.size()) && cached_[reuse] == req.prompt_ids[reuse]) ++reuse;
+    }
+    r.prefix_reused = reuse;
+    r.prefilled = n - reuse;
+    cached_ = req.prompt_ids;
+    std::vector<int> script = tok_.encode(reply, false);
+    script.push_back(2);
+    for (std::size_t i = 0;; ++i) {
+      if (static_cast<int>(r.output_ids.size()) >= req.max_new_tokens) break;
+      const int next = i < script.size() ? script[i] : 'x' + 3;
+      if (std::find(req.stop_ids.begin(), req.stop_ids.end(), next) != req.stop_ids.end()) {
+        r.stop = engine::StopReason::stop_token;
+        break;
+      }
+      if (token_delay.count() > 0) std::this_thread::sleep_for(token_delay);
+      const engine::TokenEvent ev{next, static_cast<int>(r.output_ids.size()), now_ns()};
+      r.output_ids.push_back(next);
+      r.token_t_ns.push_back(ev.t_ns);
+      if (on_token) on_token(ev);
+      if (static_cast<int>(cached_.size()) >= context) {
+        r.stop = engine::StopReason::context_full;
+        break;
+      }
+      cached_.push_back(next);
+    }
+    r.t_end_ns = now_ns();
+    return r;
+  }
+  void reset() override { cached_.clear(); }
+  const std::vector<int>& cached_tokens() const override { return cached_; }
+  std::string chat_template() const override { return template_source; }
+
+ private:
+  ByteTokenizer tok_;
+  std::vector<int> cached_;
+};
+
+}  // namespace atlas::test
