@@ -50,6 +50,7 @@ Baseline slice_of(const Baseline& b, const std::vector<std::string>& suites) {
 
 int run(const Options& o, const cli::GlobalOptions& global) {
   GateConfig cfg = load_gate_config(gate_config_path(o.gate, o.config, ATLAS_SOURCE_DIR));
+  const std::vector<std::string> all_suites = cfg.suites;
   const Shard shard = parse_shard(o.shard);
   cfg.suites = shard_slice(cfg.suites, shard);
   const std::string shard_text = std::to_string(shard.index) + "/" + std::to_string(shard.count);
@@ -71,7 +72,10 @@ int run(const Options& o, const cli::GlobalOptions& global) {
 
   records::Record& record = outcome.record;
   record.gate_or_suite = cfg.gate;
-  record.config["shard"] = {{"index", shard.index}, {"count", shard.count}, {"suites", cfg.suites}};
+  // Shards of one run must agree on the top-level config for `records merge`, so config holds
+  // the whole nightly suite list and the shard's own slice goes with its (per-shard) verdicts.
+  record.config["suites"] = all_suites;
+  record.verdicts["shard"] = {{"index", shard.index}, {"count", shard.count}, {"suites", cfg.suites}};
   record.quiet_box = {{"before", to_json(quiet)}, {"during", guard.report()}, {"allow_noisy", o.allow_noisy}};
   record.verdicts["overall"] = judged ? to_string(decision.overall) : "not judged";
   record.verdicts["reasons"] = decision.reasons;
