@@ -34,7 +34,8 @@ message(STATUS "atlas: curl=${ATLAS_HAVE_CURL} benchmark=${ATLAS_HAVE_BENCHMARK}
 # A layer library from every .cpp below `dir` (an INTERFACE library while the layer is empty).
 function(atlas_layer_library name dir)
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
-  list(FILTER srcs EXCLUDE REGEX "/cuda/")
+  # Relative to `dir`: a checkout whose own path contains /cuda/ must still build.
+  list(FILTER srcs EXCLUDE REGEX "^${dir}/cuda/")
   if(srcs)
     add_library(${name} STATIC ${srcs})
     target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})

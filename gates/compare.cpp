@@ -25,6 +25,14 @@ double worsening(records::Better better, double baseline, double candidate) {
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 Verdict judge_exact(Verdict v, const BaselineMetric& b, double cand) {
+  if (is_identity_unit(b.unit)) {
+    v.rule = "identity";
+    v.status = cand == b.value ? VerdictStatus::same : VerdictStatus::regression;
+    v.why = cand == b.value ? "output fingerprint unchanged"
+                            : "output fingerprint changed (" + fmt(b.value) + " -> " + fmt(cand) +
+                                  "): generated tokens differ; `baseline accept` if intended";
+    return v;
+  }
   v.rule = "exact";
   const double worse = worsening(b.better, b.value, cand);
   if (worse > 0) {
@@ -119,6 +127,14 @@ Verdict judge_timed(Verdict v, const BaselineMetric& b, const records::Metric& c
 }
 
 }  // namespace
+
+bool is_identity_unit(const std::string& unit) {
+  static const char* const kHashUnits[] = {"fnv1a32", "fnv1a64", "sha256", "hash", "fingerprint"};
+  for (const char* h : kHashUnits) {
+    if (unit == h) return true;
+  }
+  return false;
+}
 
 CompareSettings compare_settings(const GateConfig& c) {
   return {c.min_samples, c.alpha, c.noise_confidence, c.noise_resamples};

@@ -1,5 +1,6 @@
 #include "gates/config.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "common/json_file.hpp"
@@ -79,7 +80,7 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
   const FieldReader r(source);
   if (!j.is_object()) r.fail("", "expected an object", j);
   reject_unknown(r, j, "",
-                 {"schema_version", "gate", "description", "suites", "min_samples", "rerun_cap", "alpha", "noise",
+                 {"schema_version", "gate", "description", "suites", "suite_config", "min_samples", "rerun_cap", "alpha", "noise",
                   "default_tolerance", "target_branch", "quiet_box"});
   const long long version = r.integer(j, "", "schema_version");
   if (version != 1) r.fail("schema_version", "unsupported (this build reads 1)", version);
@@ -87,14 +88,15 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
   c.gate = r.string(j, "", "gate");
   if (c.gate.empty()) r.fail("gate", "must not be empty", c.gate);
   const auto& suites = r.array(j, "", "suites");
+  if (suites.empty()) r.fail("suites", "must name at least one suite", suites);
   for (std::size_t i = 0; i < suites.size(); ++i) {
     const std::string p = FieldReader::index("suites", i);
-    if (!suites[i].is_object()) r.fail(p, "expected an object", suites[i]);
-    reject_unknown(r, suites[i], p, {"name", "config"});
-    SuiteEntry s{r.string(suites[i], p, "name"), r.optional_string(suites[i], p, "config").value_or("")};
-    if (s.name.empty()) r.fail(FieldReader::child(p, "name"), "must not be empty", s.name);
-    c.suites.push_back(std::move(s));
+    if (!suites[i].is_string() || suites[i].get<std::string>().empty()) r.fail(p, "expected a suite name", suites[i]);
+    const auto name = suites[i].get<std::string>();
+    if (std::find(c.suites.begin(), c.suites.end(), name) != c.suites.end()) r.fail(p, "duplicate suite", suites[i]);
+    c.suites.push_back(name);
   }
+  c.suite_config = r.optional_string(j, "", "suite_config").value_or(c.gate);
   if (j.contains("min_samples")) c.min_samples = static_cast<int>(r.integer(j, "", "min_samples"));
   if (c.min_samples < 2) r.fail("min_samples", "must be >= 2", c.min_samples);
   if (j.contains("rerun_cap")) c.rerun_cap = static_cast<int>(r.integer(j, "", "rerun_cap"));
@@ -121,6 +123,14 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
   return c;
 }
 
+std::filesystem::path gate_config_path(const std::string& gate, const std::string& explicit_path,
+                                       const std::filesystem::path& source_dir) {
+  if (!explicit_path.empty()) return explicit_path;
+  const std::filesystem::path rel = std::filesystem::path("gates") / "config" / (gate + ".json");
+  if (std::filesystem::exists(rel) || source_dir.empty()) return rel;
+  return source_dir / rel;
+}
+
 GateConfig load_gate_config(const std::filesystem::path& path) {
   nlohmann::json j;
   try {
@@ -132,13 +142,12 @@ GateConfig load_gate_config(const std::filesystem::path& path) {
 }
 
 nlohmann::json to_json(const GateConfig& c) {
-  nlohmann::json suites = nlohmann::json::array();
-  for (const auto& s : c.suites) suites.push_back({{"name", s.name}, {"config", s.config}});
   auto tol = [](const Tolerance& t) { return nlohmann::json{{"relative", t.relative}, {"absolute", t.absolute}}; };
   const auto& q = c.quiet_box;
   return {{"schema_version", 1},
           {"gate", c.gate},
-          {"suites", suites},
+          {"suites", c.suites},
+          {"suite_config", c.suite_config},
           {"min_samples", c.min_samples},
           {"rerun_cap", c.rerun_cap},
           {"alpha", c.alpha},

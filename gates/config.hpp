@@ -12,11 +12,6 @@
 
 namespace atlas::gates {
 
-struct SuiteEntry {
-  std::string name;    ///< suite name as records store it ("ttft", "decode-anatomy", ...)
-  std::string config;  ///< the suite's config file, relative to the repository root ("" = suite default)
-};
-
 /// When the box counts as quiet (quiet_box.hpp). Defaults follow pyperf's advice (idle box,
 /// runnable threads << cores) and nvbench's throttle handling (drop samples under slowdown).
 struct QuietBoxThresholds {
@@ -35,7 +30,10 @@ struct QuietBoxThresholds {
 
 struct GateConfig {
   std::string gate;                   ///< "pr", "nightly"
-  std::vector<SuiteEntry> suites;
+  std::vector<std::string> suites;    ///< suite names as records store them ("ttft", "decode-anatomy", ...)
+  /// The suites' own configuration: a suite-set config name ("pr" -> suites/config/pr.json) or
+  /// a path, passed to the suites library. Default: the gate's name.
+  std::string suite_config;
   int min_samples = 5;                ///< fewer candidate samples -> needs more samples
   int rerun_cap = 3;                  ///< extra attempts for metrics that need more samples
   double alpha = 0.01;                ///< Mann-Whitney U significance level
@@ -53,6 +51,12 @@ Tolerance default_tolerance(const GateConfig& c, records::MetricKind kind);
 
 /// Validates every field; unknown keys are errors too (a misspelt threshold must not silently
 /// fall back to a default). Throws GateError naming source, field and value.
+/// Where the config of `gate` lives: `explicit_path` when given, else gates/config/<gate>.json
+/// relative to the working directory when it exists there, else under `source_dir` (the
+/// checkout atlas-bench was built from).
+std::filesystem::path gate_config_path(const std::string& gate, const std::string& explicit_path,
+                                       const std::filesystem::path& source_dir);
+
 GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source);
 GateConfig load_gate_config(const std::filesystem::path& path);
 nlohmann::json to_json(const GateConfig& c);

@@ -49,8 +49,7 @@ void pool_samples(records::Record& into, const records::Record& from) {
 GateOutcome run_gate(const GateConfig& cfg, const Baseline& baseline, const RunSuites& run_suites, AttemptGuard* guard) {
   GateOutcome out;
   const CompareSettings settings = compare_settings(cfg);
-  std::vector<std::string> suites;
-  for (const auto& s : cfg.suites) suites.push_back(s.name);
+  std::vector<std::string> suites = cfg.suites;
   bool have_record = false;
   const int max_attempts = 1 + cfg.rerun_cap;
   for (int attempt = 0; attempt < max_attempts && !suites.empty(); ++attempt) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 
 namespace atlas::gates {
@@ -56,6 +57,7 @@ struct Nvml::Api {
   nvmlReturn_t (*get_max_clock)(nvmlDevice_t, unsigned, unsigned int*) = nullptr;
   nvmlReturn_t (*get_reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*get_processes)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*) = nullptr;
+  nvmlReturn_t (*get_driver_version)(char*, unsigned int) = nullptr;
 
   std::string err(nvmlReturn_t rc) const {
     return error_string ? error_string(rc) : "NVML error " + std::to_string(rc);
@@ -137,6 +139,7 @@ std::shared_ptr<Nvml> Nvml::load(std::string& why) {
   a.get_reasons = reinterpret_cast<decltype(a.get_reasons)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
   if (!a.get_reasons) a.get_reasons = reinterpret_cast<decltype(a.get_reasons)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
   a.get_processes = reinterpret_cast<decltype(a.get_processes)>(sym("nvmlDeviceGetComputeRunningProcesses_v3"));
+  a.get_driver_version = reinterpret_cast<decltype(a.get_driver_version)>(sym("nvmlSystemGetDriverVersion"));
   if (!a.init || !a.shutdown || !a.get_count || !a.get_handle) {
     why = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlShutdown/nvmlDeviceGetCount_v2/nvmlDeviceGetHandleByIndex_v2";
     return nullptr;  // the destructor closes the library; nothing was initialised
@@ -153,6 +156,31 @@ std::shared_ptr<Nvml> Nvml::load(std::string& why) {
 Nvml::~Nvml() {
   if (initialised_) api_->shutdown();
   if (lib_) ::dlclose(lib_);
+}
+
+std::string gpu_machine_class(const std::string& gpu_name, unsigned count) {
+  std::string s;
+  for (char c : gpu_name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s.rfind("nvidia ", 0) == 0) s = s.substr(7);
+  std::string out;
+  for (char c : s) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.';
+    if (keep) {
+      out += c;
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  if (out.empty()) out = "gpu";
+  if (count > 1) out += "-x" + std::to_string(count);
+  return out;
+}
+
+std::string Nvml::driver_version() const {
+  char buf[96] = {0};
+  if (api_->get_driver_version && api_->get_driver_version(buf, sizeof buf) == kSuccess) return buf;
+  return "";
 }
 
 unsigned Nvml::device_count() const {

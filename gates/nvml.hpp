@@ -44,6 +44,11 @@ bool has_any_reason(std::uint64_t mask, const std::vector<std::string>& names);
 
 nlohmann::json to_json(const GpuSnapshot& s);
 
+/// Machine class of a GPU box from the device name, naming its baseline folder:
+/// "NVIDIA H200" -> "h200", "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"; `count` > 1 appends
+/// "-x<count>" ("h200-x8"). Lower case, [a-z0-9.-] only.
+std::string gpu_machine_class(const std::string& gpu_name, unsigned count = 1);
+
 /// A loaded, initialised NVML. Thread-safe per NVML's documentation.
 class Nvml {
  public:
@@ -55,6 +60,8 @@ class Nvml {
   Nvml& operator=(const Nvml&) = delete;
 
   unsigned device_count() const;
+  /// nvmlSystemGetDriverVersion, "" when unavailable.
+  std::string driver_version() const;
   GpuSnapshot snapshot(unsigned index, bool with_processes = true) const;
   /// Only the clocks-event reasons and SM clock (cheap; the monitor polls this).
   GpuSnapshot clocks(unsigned index) const;

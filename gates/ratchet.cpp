@@ -1,7 +1,5 @@
 #include "gates/ratchet.hpp"
 
-#include <ctime>
-
 #include "gates/compare.hpp"
 #include "gates/error.hpp"
 
@@ -48,15 +46,6 @@ void set_frozen(Baseline& b, const std::string& key, bool frozen, const std::str
 }
 
 }  // namespace
-
-std::string utc_now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Baseline init_baseline(const records::Record& r, const GateConfig& cfg, const std::string& machine_class,
                        const ChangeStamp& stamp, const std::string& reason) {

@@ -16,11 +16,8 @@ namespace atlas::gates {
 /// Who and when, for history entries.
 struct ChangeStamp {
   std::string commit;  ///< the record's commit (or HEAD for freeze/unfreeze)
-  std::string date;    ///< ISO-8601 UTC
+  std::string date;    ///< ISO-8601 UTC (records::utc_now_iso())
 };
-
-/// Current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
-std::string utc_now_iso();
 
 /// A fresh baseline from a record: every metric with samples, value = median of its samples,
 /// tolerance = the config's default for its kind, one "init" history entry each.

@@ -23,8 +23,8 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
-std::vector<SuiteEntry> shard_slice(const std::vector<SuiteEntry>& suites, const Shard& shard) {
-  std::vector<SuiteEntry> out;
+std::vector<std::string> shard_slice(const std::vector<std::string>& suites, const Shard& shard) {
+  std::vector<std::string> out;
   for (std::size_t j = static_cast<std::size_t>(shard.index); j < suites.size(); j += static_cast<std::size_t>(shard.count)) {
     out.push_back(suites[j]);
   }

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "gates/config.hpp"
 
 namespace atlas::gates {
 
@@ -18,6 +17,6 @@ struct Shard {
 /// Parses "i/N"; throws GateError naming the value when malformed or out of range.
 Shard parse_shard(const std::string& text);
 
-std::vector<SuiteEntry> shard_slice(const std::vector<SuiteEntry>& suites, const Shard& shard);
+std::vector<std::string> shard_slice(const std::vector<std::string>& suites, const Shard& shard);
 
 }  // namespace atlas::gates

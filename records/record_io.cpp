@@ -209,7 +209,13 @@ json to_json(const Record& r) {
   json suites = json::object();
   for (const auto& [name, s] : r.suites) {
     json metrics = json::object();
-    for (const auto& [mname, m] : s.metrics) metrics[mname] = to_json(m);
+    for (const auto& [mname, m] : s.metrics) {
+      try {
+        metrics[mname] = to_json(m);
+      } catch (const RecordError& e) {
+        throw RecordError("/suites/" + name + "/metrics/" + mname + ": " + e.what());
+      }
+    }
     suites[name] = {{"config", s.config}, {"details", s.details}, {"metrics", std::move(metrics)}};
   }
   json assets = json::object();
@@ -301,7 +307,11 @@ Record read_record(const std::filesystem::path& path) {
 }
 
 std::string record_text(const Record& r) {
-  return to_json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  const json j = to_json(r);
+  // A record that would not read back (e.g. an infinite sample, which JSON writes as null) is
+  // refused here, before it reaches disk, rather than discovered by the next reader.
+  record_from_json(j, "record being written (run_id \"" + r.run_id + "\")");
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace atlas::records

@@ -32,7 +32,9 @@ Metric metric_from_json(const nlohmann::json& j, const std::string& source, cons
 /// Reads and parses a record file. Throws RecordError (also for unreadable or malformed JSON).
 Record read_record(const std::filesystem::path& path);
 
-/// The record as written to disk: 2-space indented JSON plus a trailing newline.
+/// The record as written to disk: 2-space indented JSON plus a trailing newline. Throws
+/// RecordError naming the field when the record would not read back (a non-finite sample, an
+/// invalid record without invalid_reason, an empty machine_class or gate_or_suite).
 std::string record_text(const Record& r);
 
 }  // namespace atlas::records

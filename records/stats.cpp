@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -44,15 +45,37 @@ double percentile_sorted(const std::vector<double>& s, double p) {
   return frac >= 0.5 ? b - diff * (1.0 - frac) : a + diff * frac;
 }
 
-// Median of a scratch buffer in O(n), reordering it.
-double median_inplace(std::vector<double>& v) {
-  const std::size_t n = v.size();
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  const double upper = *mid;
-  if (n % 2 == 1) return upper;
-  const double lower = *std::max_element(v.begin(), mid);
-  return lower + (upper - lower) / 2.0;
+// Random variates built only from std::mt19937_64 output (fixed by the C++ standard), so a seed
+// gives the same numbers on every standard library; std::*_distribution are not specified that
+// precisely.
+double uniform_open01(std::mt19937_64& rng) {
+  return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
+}
+
+double standard_normal(std::mt19937_64& rng) {  // Box–Muller
+  const double u1 = uniform_open01(rng), u2 = uniform_open01(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+// Gamma(a, 1) for a >= 1: Marsaglia & Tsang, "A simple method for generating gamma variables",
+// ACM TOMS 26(3), 2000.
+double gamma_variate(std::mt19937_64& rng, double a) {
+  const double d = a - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    const double z = standard_normal(rng);
+    const double t = 1.0 + c * z;
+    if (t <= 0.0) continue;
+    const double v = t * t * t;
+    const double u = uniform_open01(rng);
+    if (u < 1.0 - 0.0331 * z * z * z * z) return d * v;
+    if (std::log(u) < 0.5 * z * z + d * (1.0 - v + std::log(v))) return d * v;
+  }
+}
+
+// Beta(a, b) for a, b >= 1 as Ga / (Ga + Gb).
+double beta(std::mt19937_64& rng, double a, double b) {
+  const double ga = gamma_variate(rng, a), gb = gamma_variate(rng, b);
+  return ga / (ga + gb);
 }
 
 // Ranks 1..n with ties averaged (scipy.stats.rankdata 'average'); also Σ(t³ - t) over tie groups.
@@ -151,20 +174,29 @@ Interval bootstrap_median_ci(std::span<const double> x, double confidence, int r
   if (resamples < 1) {
     throw RecordError("bootstrap_median_ci: resamples = " + std::to_string(resamples) + " must be >= 1");
   }
-  require_no_nan(x, "bootstrap_median_ci");
-  if (x.empty()) return {kNaN, kNaN};
-  if (x.size() == 1) return {x[0], x[0]};
-  const std::size_t n = x.size();
+  const std::vector<double> s = sorted_copy(x, "bootstrap_median_ci");
+  if (s.empty()) return {kNaN, kNaN};
+  if (s.size() == 1) return {s[0], s[0]};
+  const std::size_t n = s.size();
+  const double nd = static_cast<double>(n);
   std::mt19937_64 rng(seed);
+  // A resample draws n indices I = floor(n·U) into the sorted data, so its k-th smallest value is
+  // s[floor(n·U_(k))], and the k-th order statistic of n uniforms is Beta(k, n-k+1). Drawing that
+  // one Beta variate gives the resample's median exactly, in O(1) instead of O(n) per resample.
+  // For even n the next order statistic is U_(k) + (1-U_(k))·(1 - W^(1/(n-k))), W uniform: the
+  // smallest of the n-k uniforms above U_(k).
+  auto at = [&](double u) { return s[std::min(n - 1, static_cast<std::size_t>(nd * u))]; };
+  const std::size_t k = (n + 1) / 2;  // lower median's rank (1-based)
   std::vector<double> medians(static_cast<std::size_t>(resamples));
-  std::vector<double> buf(n);
   for (double& med : medians) {
-    for (double& b : buf) {
-      // Lemire's multiply-shift maps a 64-bit draw onto [0, n) identically on every platform.
-      const auto idx = static_cast<std::size_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);
-      b = x[idx];
+    const double u = beta(rng, static_cast<double>(k), nd - static_cast<double>(k) + 1.0);
+    if (n % 2 == 1) {
+      med = at(u);
+    } else {
+      const double v = u + (1.0 - u) * (1.0 - std::pow(uniform_open01(rng), 1.0 / (nd - static_cast<double>(k))));
+      const double lo = at(u), hi = at(v);
+      med = lo + (hi - lo) / 2.0;
     }
-    med = median_inplace(buf);
   }
   std::sort(medians.begin(), medians.end());
   const double alpha = (1.0 - confidence) / 2.0;

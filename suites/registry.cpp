@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "suites/agentic/agentic_suite.hpp"
+#include "suites/bfcl/bfcl_suite.hpp"
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
 #include "suites/error.hpp"
 #include "suites/ttft/ttft_suite.hpp"
@@ -15,6 +16,8 @@ const std::vector<SuiteInfo>& suite_registry() {
       {"agentic", "multi-turn tool-use sessions from traces: per-turn TTFT and prefix reuse", run_agentic_suite},
       {"decode-anatomy", "per-token decode time split by stage, with counters and an output fingerprint",
        run_decode_anatomy_suite},
+      {"bfcl", "BFCL subset: function-calling accuracy scored as BFCL's AST checker, decode tok/s, time per entry",
+       [](Target& target, const SuiteOptions& options) { return bfcl::run_bfcl_suite(target, options); }},
   };
   return registry;
 }

@@ -33,6 +33,7 @@ records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
   for (const auto& name : request.suites) {
     find_suite(name);
     options.push_back(suite_options(request.config, name, request.overrides, request.progress));
+    options.back().data_dir = request.data_dir;
   }
   records::Record rec;
   rec.start_utc = records::utc_now_iso();

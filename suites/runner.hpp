@@ -12,6 +12,7 @@
 // data is lost. Configuration errors (unknown suite, bad config field) do throw SuiteError
 // before anything runs.
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,7 @@ struct SuiteSetRequest {
   SuiteSetConfig config;
   RunOverrides overrides;
   Progress* progress = nullptr;     ///< null: silent
+  std::filesystem::path data_dir;   ///< passed to suites that read data (bfcl)
 };
 
 /// Runs the suites in order on `target`. Fills: suites, start_utc/end_utc, gate_or_suite (the

@@ -2,6 +2,7 @@
 // What every suite run takes: warmup and repetition counts, the seed that fixes every synthetic
 // input, the suite's own configuration section, and where to report progress.
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@ struct SuiteOptions {
   nlohmann::json config = nlohmann::json::object();  ///< the suite's section of the config file
   std::string config_source = "<defaults>";  ///< "suites/config/pr.json: suites.ttft", for errors
   Progress* progress = nullptr;              ///< null: silent
+  std::filesystem::path data_dir;            ///< data directory (models/, bfcl/) for suites with data
 
   Progress& progress_or_null() const;
 };

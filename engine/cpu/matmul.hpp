@@ -28,6 +28,11 @@ void matmul_fused(ThreadPool& pool, const float* x, int n, int in, std::initiali
 /// sum_i a[i] * b[i] (AVX2+FMA when available).
 float dot(const float* a, const float* b, int n);
 
+/// x[i] = exp(x[i] - shift) for i < n; returns the sum of the new values (softmax's
+/// numerator and denominator). AVX2 path: the Cephes expf polynomial (relative error ~1e-7,
+/// as std::exp within float rounding), 8 lanes at a time.
+float exp_shifted_sum(float* x, int n, float shift);
+
 /// True when the AVX2+FMA kernels are in use.
 bool matmul_uses_avx2();
 

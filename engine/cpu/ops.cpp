@@ -43,27 +43,34 @@ void rope(float* head, int pos, int head_dim, float theta, RopeLayout layout) {
 void softmax(float* x, int n) {
   float max_val = x[0];
   for (int i = 1; i < n; ++i) max_val = x[i] > max_val ? x[i] : max_val;
-  float sum = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max_val);
-    sum += x[i];
-  }
-  for (int i = 0; i < n; ++i) x[i] /= sum;
+  const float inv = 1.0f / exp_shifted_sum(x, n, max_val);
+  for (int i = 0; i < n; ++i) x[i] *= inv;
 }
 
 void attention(float* __restrict out, const float* __restrict q, const float* __restrict k, const float* __restrict v, int n_pos,
                int head_dim, int stride, float* __restrict scores) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  for (int t = 0; t < n_pos; ++t) {
-    const float* kt = k + static_cast<long>(t) * stride;
-    float s = 0.0f;
-    if (head_dim >= 32) {
-      s = dot(q, kt, head_dim);
-    } else {  // tiny heads (stories260K: 8): a call and a horizontal sum would cost more than the math
-      for (int i = 0; i < head_dim; ++i) s += q[i] * kt[i];
+  int t = 0;
+  if (head_dim < 32) {
+    // Tiny heads (stories260K: 8): a call and a horizontal sum per score would cost more than
+    // the math; four positions at a time keep four independent FMA chains in flight.
+    for (; t + 4 <= n_pos; t += 4) {
+      const float* k0 = k + static_cast<long>(t) * stride;
+      const float *k1 = k0 + stride, *k2 = k1 + stride, *k3 = k2 + stride;
+      float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+      for (int i = 0; i < head_dim; ++i) {
+        s0 += q[i] * k0[i];
+        s1 += q[i] * k1[i];
+        s2 += q[i] * k2[i];
+        s3 += q[i] * k3[i];
+      }
+      scores[t] = s0 * scale;
+      scores[t + 1] = s1 * scale;
+      scores[t + 2] = s2 * scale;
+      scores[t + 3] = s3 * scale;
     }
-    scores[t] = s * scale;
   }
+  for (; t < n_pos; ++t) scores[t] = dot(q, k + static_cast<long>(t) * stride, head_dim) * scale;
   softmax(scores, n_pos);
   for (int i = 0; i < head_dim; ++i) out[i] = 0.0f;
   for (int t = 0; t < n_pos; ++t) {

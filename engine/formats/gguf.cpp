@@ -6,6 +6,7 @@
 #include "engine/error.hpp"
 #include "engine/formats/weight_builder.hpp"
 #include "engine/tokenizer/bpe.hpp"
+#include "engine/tokenizer/byte_tokenizer.hpp"
 #include "engine/tokenizer/spm.hpp"
 
 namespace atlas::engine {
@@ -441,15 +442,22 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
     throw EngineError(path.string() + ": tensor token_embd.weight has " + std::to_string(emb->second.shape.size()) + " dimensions, expected 2");
   c.vocab_size = static_cast<int>(emb->second.shape[0]);
   validate_config(c, path);
-  assemble_weights(m, table, path);
+  const auto unused = assemble_weights(m, table, path);
   m.keep_alive(f.map);
 
   m.tokenizer = gguf_tokenizer(f);
+  // A synthetic model written by make-model gets back the byte-level tokenizer its preset had.
+  if (!m.tokenizer && f.find("atlas.preset") && c.vocab_size >= 259) m.tokenizer = make_byte_tokenizer(c.vocab_size);
   m.source.path = path;
   m.source.format = "gguf";
   m.source.metadata["gguf.version"] = std::to_string(f.version);
+  for (const auto& u : unused) {
+    auto& list = m.source.metadata["gguf.unused_tensors"];
+    if (!list.empty()) list += ',';
+    list += u;
+  }
   for (const auto& [k, v] : f.metadata) {
-    const bool wanted = k.rfind("general.", 0) == 0 || k == "tokenizer.ggml.model" || k == "tokenizer.ggml.pre";
+    const bool wanted = k.rfind("general.", 0) == 0 || k.rfind("atlas.", 0) == 0 || k == "tokenizer.ggml.model" || k == "tokenizer.ggml.pre";
     if (wanted && !std::holds_alternative<GgufValue::Array>(v.value)) {
       m.source.metadata[k] = std::holds_alternative<std::string>(v.value) ? std::get<std::string>(v.value) : value_str(v);
     }

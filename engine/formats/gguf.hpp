@@ -85,7 +85,8 @@ GgufFile read_gguf(const std::filesystem::path& path);
 /// (default 1e-5), `.rope.freq_base` (default 10000), `.context_length`; vocab from the rows of
 /// token_embd. Tokenizer: tokenizer.ggml.model "llama" (SentencePiece; U+2581 in pieces becomes
 /// a space, as in llama2.c tok*.bin) or "gpt2" (byte-level BPE, split regex from
-/// tokenizer.ggml.pre); absent: no tokenizer.
+/// tokenizer.ggml.pre); absent: the byte-level tokenizer for files make-model wrote (key
+/// atlas.preset), else none.
 Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts);
 
 }  // namespace atlas::engine

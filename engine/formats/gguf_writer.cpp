@@ -50,6 +50,19 @@ class Buf {
   void kv_u64(const std::string& k, std::uint64_t v) { key(k, GgufType::uint64), put(v); }
   void kv_f32(const std::string& k, float v) { key(k, GgufType::float32), put(v); }
   void kv_str(const std::string& k, const std::string& v) { key(k, GgufType::string), str(v); }
+  void kv_bool(const std::string& k, bool v) { key(k, GgufType::boolean), put<std::uint8_t>(v ? 1 : 0); }
+  void kv_strings(const std::string& k, const std::vector<std::string>& v) {
+    key(k, GgufType::array);
+    put<std::uint32_t>(static_cast<std::uint32_t>(GgufType::string));
+    put<std::uint64_t>(v.size());
+    for (const auto& x : v) str(x);
+  }
+  void kv_i32s(const std::string& k, const std::vector<std::int32_t>& v) {
+    key(k, GgufType::array);
+    put<std::uint32_t>(static_cast<std::uint32_t>(GgufType::int32));
+    put<std::uint64_t>(v.size());
+    for (auto x : v) put(x);
+  }
   std::string& data() { return s_; }
 
  private:
@@ -143,7 +156,31 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   h.put<std::uint32_t>(3);
   h.put<std::uint64_t>(ts.size());
   const bool preset = model.source.format == "preset";
-  h.put<std::uint64_t>(16 + (preset ? 2 : 0));
+  std::uint64_t n_kv = 16 + (preset ? 2 : 0);
+  std::vector<std::string> tok_tokens, tok_merges;
+  std::vector<std::int32_t> tok_types;
+  if (opts.tokenizer) {
+    const BpeVocab& v = *opts.tokenizer;
+    if (v.add_prefix_space) throw EngineError(out.string() + ": GGUF gpt2 tokenizers have no add_prefix_space; this tokenizer needs it");
+    tok_tokens.resize(static_cast<std::size_t>(c.vocab_size));
+    tok_types.assign(static_cast<std::size_t>(c.vocab_size), 5);
+    auto place = [&](int id, const std::string& text, std::int32_t type) {
+      if (id < 0 || id >= c.vocab_size)
+        throw EngineError(out.string() + ": tokenizer id " + std::to_string(id) + " (\"" + text + "\") is outside the model's vocab_size " + std::to_string(c.vocab_size));
+      tok_tokens[static_cast<std::size_t>(id)] = text;
+      tok_types[static_cast<std::size_t>(id)] = type;
+    };
+    for (std::size_t i = 0; i < v.tokens.size(); ++i) {
+      if (!v.tokens[i].empty()) place(static_cast<int>(i), v.tokens[i], 1);
+    }
+    for (const auto& a : v.added) place(a.id, a.content, a.special ? 3 : 4);
+    for (std::size_t i = 0; i < tok_tokens.size(); ++i) {
+      if (tok_tokens[i].empty()) tok_tokens[i] = "[PAD" + std::to_string(i) + "]";
+    }
+    for (const auto& [l, r] : v.merges) tok_merges.push_back(l + " " + r);
+    n_kv += 6 + (v.bos ? 1 : 0) + (v.eos ? 1 : 0);  // model, pre, tokens, token_type, merges, add_bos_token
+  }
+  h.put<std::uint64_t>(n_kv);
   h.kv_str("general.architecture", arch);
   h.kv_str("general.name", c.name);
   h.kv_u32("general.alignment", static_cast<std::uint32_t>(opts.alignment));
@@ -165,6 +202,17 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   if (preset) {
     h.kv_str("atlas.preset", model.source.preset);
     h.kv_u64("atlas.seed", model.source.seed);
+  }
+  if (opts.tokenizer) {
+    const BpeVocab& v = *opts.tokenizer;
+    h.kv_str("tokenizer.ggml.model", "gpt2");
+    h.kv_str("tokenizer.ggml.pre", v.pre == PreTokenizer::qwen2 ? "qwen2" : v.pre == PreTokenizer::llama3 ? "llama-bpe" : "gpt2");
+    h.kv_strings("tokenizer.ggml.tokens", tok_tokens);
+    h.kv_i32s("tokenizer.ggml.token_type", tok_types);
+    h.kv_strings("tokenizer.ggml.merges", tok_merges);
+    if (v.bos) h.kv_u32("tokenizer.ggml.bos_token_id", static_cast<std::uint32_t>(*v.bos));
+    if (v.eos) h.kv_u32("tokenizer.ggml.eos_token_id", static_cast<std::uint32_t>(*v.eos));
+    h.kv_bool("tokenizer.ggml.add_bos_token", v.bos.has_value());
   }
   std::uint64_t offset = 0;
   std::vector<std::uint64_t> offsets;

@@ -4,23 +4,29 @@
 // the model and options: the same model gives byte-identical files.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include "engine/formats/dtype.hpp"
 #include "engine/model.hpp"
+#include "engine/tokenizer/bpe.hpp"
 
 namespace atlas::engine {
 
 struct GgufWriteOptions {
   DType dtype = DType::f32;  ///< storage of the matrices; RMSNorm weights always stay F32
   std::uint64_t alignment = 32;
+  /// A byte-level BPE vocabulary to embed (tokenizer.ggml.model "gpt2"), e.g. from
+  /// read_tokenizer_json. Its ids must be below the model's vocab_size; the token list is
+  /// padded to vocab_size with "[PAD<id>]" entries of type 5 (unused), as llama.cpp's converter does.
+  std::optional<BpeVocab> tokenizer;
 };
 
 /// Writes `model` as GGUF v3: general.architecture/name/alignment, `<arch>.context_length`,
 /// embedding_length, feed_forward_length, block_count, attention.head_count,
 /// head_count_kv, key_length, value_length, layer_norm_rms_epsilon, rope.freq_base,
 /// rope.dimension_count, and for presets atlas.preset / atlas.seed. Tensors use GGUF names and
-/// ne0-first shapes; output.weight is omitted when the embedding is tied. No tokenizer is
-/// written (a Tokenizer cannot be serialized generically; presets have none). Q8_0 needs every
+/// ne0-first shapes; output.weight is omitted when the embedding is tied. A tokenizer is
+/// written only from opts.tokenizer (a Tokenizer object cannot be serialized generically). Q8_0 needs every
 /// row length to be a multiple of 32 (EngineError otherwise). The file is written to a
 /// temporary beside `out` and renamed, so a reader never sees a partial file. Throws
 /// EngineError naming the path on I/O failure.

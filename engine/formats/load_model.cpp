@@ -28,22 +28,18 @@ Model load_preset(std::string_view spec, const LoadOptions& opts) {
   return make_preset_model(name, seed, opts.max_seq_len);
 }
 
-/// llama2.c tokenizers live beside the model: tokenizer.bin, else the only tok*.bin.
+/// A llama2.c tokenizer beside the model: tokenizer.bin, else the only tok*.bin there. Empty when
+/// there is none or several (load_llama2c then tries tok<vocab_size>.bin, else loads no tokenizer).
 std::filesystem::path find_llama2c_tokenizer(const std::filesystem::path& model) {
   const auto dir = model.parent_path().empty() ? std::filesystem::path(".") : model.parent_path();
   if (std::filesystem::exists(dir / "tokenizer.bin")) return dir / "tokenizer.bin";
   std::vector<std::filesystem::path> found;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string n = e.path().filename().string();
-    if (e.is_regular_file() && n.rfind("tok", 0) == 0 && e.path().extension() == ".bin") found.push_back(e.path());
+    if (e.is_regular_file() && n.rfind("tok", 0) == 0 && e.path().extension() == ".bin" && e.path() != model) found.push_back(e.path());
   }
-  if (found.size() == 1) return found[0];
-  if (found.empty())
-    throw EngineError(model.string() + ": no tokenizer beside the llama2.c model (looked for tokenizer.bin and tok*.bin in " + dir.string() +
-                      "); pass LoadOptions::tokenizer_path");
-  std::string names;
-  for (const auto& p : found) names += (names.empty() ? "" : ", ") + p.filename().string();
-  throw EngineError(model.string() + ": several tokenizers beside the llama2.c model (" + names + "); pass LoadOptions::tokenizer_path");
+  return found.size() == 1 ? found[0] : std::filesystem::path();
 }
 
 bool starts_with_gguf(const std::filesystem::path& path) {
@@ -65,11 +61,13 @@ Model load_model(const std::filesystem::path& path, const LoadOptions& opts) {
   Model m;
   if (starts_with_gguf(path)) {
     m = load_gguf(path, opts);
-  } else {
+  } else if (looks_like_llama2c(path)) {
     const auto tok = opts.tokenizer_path.empty() ? find_llama2c_tokenizer(path) : opts.tokenizer_path;
     m = load_llama2c(path, tok, opts);
     m.source.format = "llama2c";
-    m.source.metadata.emplace("tokenizer", tok.string());
+    if (!tok.empty()) m.source.metadata.emplace("tokenizer", tok.string());
+  } else {
+    throw EngineError(s + ": not a model file: no \"GGUF\" magic, and no llama2.c header (ak42 magic, or a legacy header matching the file size)");
   }
   m.source.path = path;
   return m;

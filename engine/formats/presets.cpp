@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "engine/error.hpp"
+#include "engine/formats/weight_builder.hpp"
+#include "engine/tokenizer/byte_tokenizer.hpp"
 
 namespace atlas::engine {
 
@@ -74,9 +76,15 @@ const Preset& find_preset(std::string_view name) {
 }
 
 Model make_preset_model(std::string_view name, std::uint64_t seed, int max_seq_len) {
+  ModelConfig c = find_preset(name).config;
+  if (max_seq_len > 0) c.max_seq_len = max_seq_len;
+  return make_random_model(c, seed);
+}
+
+Model make_random_model(const ModelConfig& config, std::uint64_t seed) {
+  validate_config(config, "model config '" + config.name + "'");
   Model m;
-  m.config = find_preset(name).config;
-  if (max_seq_len > 0) m.config.max_seq_len = max_seq_len;
+  m.config = config;
   const ModelConfig& c = m.config;
   const std::size_t dim = static_cast<std::size_t>(c.dim), hid = static_cast<std::size_t>(c.hidden_dim), vocab = static_cast<std::size_t>(c.vocab_size),
                     qd = static_cast<std::size_t>(c.q_dim()), kvd = static_cast<std::size_t>(c.kv_dim()), hd = static_cast<std::size_t>(c.head_dim);
@@ -143,8 +151,9 @@ Model make_preset_model(std::string_view name, std::uint64_t seed, int max_seq_l
     worker();
   }
 
+  if (c.vocab_size >= 259) m.tokenizer = make_byte_tokenizer(c.vocab_size);  // else no room for 256 bytes
   m.source.format = "preset";
-  m.source.preset = std::string(name);
+  m.source.preset = c.name;
   m.source.seed = seed;
   return m;
 }

@@ -34,8 +34,14 @@ const Preset& find_preset(std::string_view name);
 /// (fan_in = the input dimension; a = 1 for the embedding), and 1 + uniform(-0.1, 0.1) for
 /// RMSNorm weights. Counter-based, so the same (name, seed) gives bit-identical weights whatever
 /// the thread count; the fill runs on all hardware threads. `max_seq_len` > 0 overrides the
-/// context length. The model has no tokenizer (tokenizer == nullptr): synthetic weights have
-/// no vocabulary to decode, and benchmarks feed token ids.
+/// context length. The tokenizer is the byte-level one of engine/tokenizer/byte_tokenizer.hpp
+/// (one id per byte, no stop ids; none when vocab_size < 259), so text-based suites run on
+/// synthetic models; the weights
+/// carry no language, so only token counts and timings mean anything.
 Model make_preset_model(std::string_view name, std::uint64_t seed, int max_seq_len = 0);
+
+/// As make_preset_model for any config (validated; EngineError naming the field otherwise).
+/// source.format is "preset" and source.preset is config.name.
+Model make_random_model(const ModelConfig& config, std::uint64_t seed);
 
 }  // namespace atlas::engine

@@ -203,11 +203,15 @@ Model load_safetensors_model(const std::filesystem::path& dir, const LoadOptions
   m.config = hf.config;
   if (opts.max_seq_len > 0) m.config.max_seq_len = opts.max_seq_len;
   TensorTable table;
+  std::vector<std::string> unused;  // tensors the engine has no use for (provenance)
   for (const auto& shard : shard_files(dir)) {
     SafetensorsFile f = read_safetensors(shard);
     for (auto& [name, view] : f.tensors) {
       const std::string e = engine_name(name);
-      if (e.empty()) continue;
+      if (e.empty()) {
+        unused.push_back(name);
+        continue;
+      }
       if (!table.emplace(e, view).second) throw EngineError(shard.string() + ": tensor '" + name + "' also appears in another shard");
     }
     m.keep_alive(f.map);
@@ -218,7 +222,12 @@ Model load_safetensors_model(const std::filesystem::path& dir, const LoadOptions
     throw EngineError(dir.string() + ": tensor lm_head.weight is missing (config.json tie_word_embeddings is false)");
   }
   validate_config(m.config, dir / "config.json");
-  assemble_weights(m, table, dir, hf_name);
+  for (const auto& u : assemble_weights(m, table, dir, hf_name)) unused.push_back(u);
+  for (const auto& u : unused) {
+    auto& list = m.source.metadata["safetensors.unused_tensors"];
+    if (!list.empty()) list += ',';
+    list += u;
+  }
   if (const auto tok = dir / "tokenizer.json"; std::filesystem::exists(tok)) m.tokenizer = load_tokenizer_json(tok);
   m.source.path = dir;
   m.source.format = "safetensors";

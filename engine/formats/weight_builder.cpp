@@ -80,7 +80,7 @@ void run_convert_jobs(std::span<const ConvertJob> jobs) {
   worker();
 }
 
-void assemble_weights(Model& model, const TensorTable& tensors, const std::filesystem::path& file,
+std::vector<std::string> assemble_weights(Model& model, const TensorTable& tensors, const std::filesystem::path& file,
                       const std::function<std::string(const std::string&)>& file_name) {
   auto fname = [&](const std::string& n) { return file_name ? file_name(n) : n; };
   ModelConfig& c = model.config;
@@ -150,6 +150,11 @@ void assemble_weights(Model& model, const TensorTable& tensors, const std::files
   }
   run_convert_jobs(jobs);
   if (c.tied_embeddings) w.output = w.tok_embd;
+  std::vector<std::string> unused;
+  for (const auto& [name, t] : tensors) {
+    if (std::none_of(needs.begin(), needs.end(), [&](const Need& n) { return n.name == name; })) unused.push_back(fname(name));
+  }
+  return unused;
 }
 
 }  // namespace atlas::engine

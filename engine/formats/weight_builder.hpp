@@ -33,7 +33,9 @@ using TensorTable = std::map<std::string, TensorView>;
 /// config.tied_embeddings becomes true. Throws EngineError naming `file`, the tensor and the bad
 /// shape/size/dtype (spelled as the file spells it: `file_name` maps a GGUF name to the file's
 /// own name; identity when empty). Conversion of non-F32 tensors runs on all hardware threads.
-void assemble_weights(Model& model, const TensorTable& tensors, const std::filesystem::path& file,
+/// Returns the names of tensors in `tensors` the model does not use (e.g. llama.cpp's
+/// rope_freqs.weight), for provenance.
+std::vector<std::string> assemble_weights(Model& model, const TensorTable& tensors, const std::filesystem::path& file,
                       const std::function<std::string(const std::string&)>& file_name = {});
 
 /// Checks a config read from a file: positive dims, n_heads % n_kv_heads == 0, even head_dim.

@@ -257,11 +257,6 @@ class BpeTokenizer final : public Tokenizer {
   std::vector<int> encode(std::string_view text, bool add_bos) const override {
     std::vector<int> ids;
     if (add_bos && v_.bos) ids.push_back(*v_.bos);
-    std::string prefixed;
-    if (v_.add_prefix_space && !text.empty() && !unicode::is_whitespace(decode_utf8(text, 0).cp)) {
-      prefixed = " " + std::string(text);
-      text = prefixed;
-    }
     std::size_t start = 0;
     while (start < text.size()) {
       const auto m = find_added(text, start);
@@ -339,6 +334,14 @@ class BpeTokenizer final : public Tokenizer {
 
   void encode_ordinary(std::string_view text, std::vector<int>& ids) const {
     if (text.empty()) return;
+    // HF ByteLevel(add_prefix_space) works on each piece between added tokens separately.
+    std::string prefixed;
+    if (v_.add_prefix_space && text[0] != ' ') {
+      prefixed.reserve(text.size() + 1);
+      prefixed += ' ';
+      prefixed += text;
+      text = prefixed;
+    }
     for (std::string_view piece : pre_tokenize(v_.pre, text)) bpe(piece, ids);
   }
 

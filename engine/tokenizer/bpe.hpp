@@ -68,7 +68,7 @@ struct BpeVocab {
   std::vector<std::pair<std::string, std::string>> merges;  ///< in rank order (rank 0 first)
   std::vector<AddedToken> added;    ///< matched in the raw text before pre-tokenization
   PreTokenizer pre = PreTokenizer::gpt2;
-  bool add_prefix_space = false;    ///< ByteLevel add_prefix_space: prepend " " unless text starts with whitespace
+  bool add_prefix_space = false;    ///< ByteLevel add_prefix_space: prepend " " to each piece between added tokens that does not start with one
   std::optional<int> bos;           ///< prepended by encode(text, add_bos=true)
   std::optional<int> eos;
   std::optional<int> unk;           ///< used for a byte with no token (never in byte-level vocabularies)
@@ -79,6 +79,9 @@ struct BpeVocab {
 /// are what the model was trained on). Throws EngineError when the vocabulary is empty or an
 /// added token / bos / eos id is negative or empty.
 std::shared_ptr<const Tokenizer> make_bpe_tokenizer(BpeVocab vocab);
+
+/// Reads the vocabulary of a Hugging Face tokenizer.json (see load_tokenizer_json).
+BpeVocab read_tokenizer_json(const std::filesystem::path& path);
 
 /// Loads a Hugging Face tokenizer.json (model.type "BPE", ByteLevel pre-tokenizer/decoder).
 /// BOS comes from a TemplateProcessing post-processor; EOS/BOS from tokenizer_config.json

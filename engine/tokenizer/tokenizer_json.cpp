@@ -91,7 +91,7 @@ std::optional<std::string> config_token(const json& cfg, const char* key) {
 
 }  // namespace
 
-std::shared_ptr<const Tokenizer> load_tokenizer_json(const std::filesystem::path& file) {
+BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
   const json j = parse_file(file);
   if (!j.is_object()) bad(file, "(top level)", "expected an object");
   const json& model = j.contains("model") ? j["model"] : json();
@@ -176,6 +176,11 @@ std::shared_ptr<const Tokenizer> load_tokenizer_json(const std::filesystem::path
   for (const char* s : {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"}) {
     if (auto id = id_of(s)) v.extra_stop_ids.push_back(*id);
   }
+  return v;
+}
+
+std::shared_ptr<const Tokenizer> load_tokenizer_json(const std::filesystem::path& file) {
+  BpeVocab v = read_tokenizer_json(file);
   try {
     return make_bpe_tokenizer(std::move(v));
   } catch (const EngineError& e) {

@@ -54,6 +54,7 @@ AbResult run_ab(const AbRequest& request, const TargetFactory& make_target, Prog
   rec.config["target_b"] = tb->provenance();
 
   records::SuiteResult sa, sb;
+  if (progress) progress->begin("ab " + suite.name, request.options.repetitions);
   for (int round = 0; round < request.options.repetitions; ++round) {
     SuiteOptions o = request.options;
     o.warmup = round == 0 ? request.options.warmup : 0;
@@ -64,6 +65,7 @@ AbResult run_ab(const AbRequest& request, const TargetFactory& make_target, Prog
       progress->step("round " + std::to_string(round + 1) + "/" + std::to_string(request.options.repetitions));
     }
   }
+  if (progress) progress->end(std::to_string(request.options.repetitions) + " rounds, A B interleaved");
   sa.name = suite.name + "@a";
   sb.name = suite.name + "@b";
   sa.config["side"] = request.a.to_json();
@@ -95,6 +97,8 @@ AbResult run_ab(const AbRequest& request, const TargetFactory& make_target, Prog
   }
   rec.verdicts = {{"ab", comparisons_json(out.comparisons)}};
   rec.end_utc = records::utc_now_iso();
+  out.target_a = std::move(ta);
+  out.target_b = std::move(tb);
   return out;
 }
 

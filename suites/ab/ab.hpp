@@ -44,6 +44,8 @@ struct AbResult {
   records::Record record;
   std::vector<MetricComparison> comparisons;
   ParityReport parity;
+  /// The two targets, kept alive for the caller's provenance (EnvScopedTarget over the factory's).
+  std::unique_ptr<EnvScopedTarget> target_a, target_b;
 };
 
 /// Merges a repetition's result into the side's accumulated result (samples appended in order).

@@ -4,12 +4,13 @@
 #include <cctype>
 #include <fstream>
 #include <map>
-#include <ostream>
+#include <cstdlib>
 #include <set>
 
 #include "suites/bfcl/bfcl_error.hpp"
 #include "suites/bfcl/prompt.hpp"
 #include "suites/bfcl/score.hpp"
+#include "suites/resources.hpp"
 
 namespace atlas::suites::bfcl {
 
@@ -165,12 +166,12 @@ std::vector<const BfclEntry*> select_entries(const BfclDataset& ds, const BfclSu
 }
 
 records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const std::filesystem::path& data_dir,
-                                    std::ostream* log) {
+                                    Progress* progress) {
   const BfclDataset ds = load_bfcl_dataset(data_dir, cfg.categories);
-  return run_bfcl_suite(target, cfg, ds, log);
+  return run_bfcl_suite(target, cfg, ds, progress);
 }
 
-records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const BfclDataset& ds, std::ostream* log) {
+records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const BfclDataset& ds, Progress* progress) {
   using records::Better;
   using records::MetricKind;
   records::SuiteResult out;
@@ -192,8 +193,12 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
   std::vector<EntryVerdict> verdicts;
   std::map<std::string, std::size_t> error_types;
   nlohmann::json rows = nlohmann::json::array();
+  NullProgress silent;
+  Progress& prog = progress ? *progress : silent;
+  prog.begin("bfcl", static_cast<int>(entries.size()));
 
   for (const BfclEntry* e : entries) {
+    prog.step(e->id);
     auto& cat_metric = out.metrics["accuracy." + e->category];
     if (cat_metric.unit.empty()) {
       cat_metric = metric("fraction", Better::higher, MetricKind::accuracy, "BFCL AST-checker verdict per scored entry of " + e->category);
@@ -218,7 +223,9 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       const bool has_bos = bos && !req.prompt_ids.empty() && req.prompt_ids[0] == *bos;
       if (!cfg.truncate_overflow || budget < (has_bos ? 2 : 1)) {
         ++skipped;
-        rows.push_back({{"id", e->id}, {"category", e->category}, {"skipped", true}, {"prompt_tokens", req.prompt_ids.size()}});
+        if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
+          rows.push_back({{"id", e->id}, {"category", e->category}, {"skipped", true}, {"prompt_tokens", req.prompt_ids.size()}});
+        }
         continue;
       }
       // Keep the tail (the question and the "Assistant:" cue) and BOS.
@@ -240,7 +247,9 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
     const TargetResponse resp = target.generate(req);
     if (!resp.ok) {
       ++failed;
-      rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
+      if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
+        rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
+      }
       continue;
     }
     const nlohmann::ordered_json result = cfg.mode == BfclMode::prompt ? nlohmann::ordered_json(resp.text) : fc_result(resp);
@@ -266,12 +275,12 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
     }
     verdicts.push_back(std::move(v));
   }
-  if (log) {
+  {
     const ScoreSummary s = summarize(verdicts);
-    for (const auto& c : s.categories) {
-      *log << "bfcl " << c.category << ": " << c.correct << "/" << c.total << " valid\n";
-    }
-    *log << "bfcl: " << skipped << " skipped, " << truncated << " truncated, " << failed << " failed\n";
+    std::string line = std::to_string(s.correct) + "/" + std::to_string(s.total) + " valid";
+    for (const auto& c : s.categories) line += ", " + c.category + " " + std::to_string(c.correct) + "/" + std::to_string(c.total);
+    line += "; " + std::to_string(skipped) + " skipped, " + std::to_string(truncated) + " truncated, " + std::to_string(failed) + " failed";
+    prog.end(line);
   }
   auto counted = [&](const char* name, std::size_t n, const char* what) {
     auto& m = out.metrics[name] = metric("count", Better::lower, MetricKind::counted, what);
@@ -290,6 +299,45 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
   out.details["entries"] = rows;
   out.details["target"] = target.name();
   return out;
+}
+
+std::filesystem::path default_bfcl_data_dir() {
+  if (const char* e = std::getenv("ATLAS_DATA_DIR"); e && *e) return e;
+  for (const std::filesystem::path& candidate :
+       {std::filesystem::path("../shared/data"), std::filesystem::path("../../shared/data"),
+        suites_resource_dir() / ".." / ".." / "shared" / "data"}) {
+    if (std::filesystem::is_directory(candidate / "bfcl")) return std::filesystem::absolute(candidate).lexically_normal();
+  }
+  return "data";
+}
+
+records::SuiteResult run_bfcl_suite(Target& target, const SuiteOptions& options) {
+  nlohmann::json section = options.config.is_object() ? options.config : nlohmann::json::object();
+  BfclSuiteConfig cfg;
+  nlohmann::json merged = nlohmann::json::object();
+  if (section.contains("config")) {
+    if (!section["config"].is_string()) bad(options.config_source, "field 'config' must be a string, got " + section["config"].dump());
+    const auto path = resolve_resource(section["config"].get<std::string>(), "config");
+    try {
+      merged = nlohmann::json::parse(std::ifstream(path));
+    } catch (const nlohmann::json::parse_error& e) {
+      bad(path.string(), std::string("malformed JSON (") + e.what() + ")");
+    }
+    bfcl_config_from_json(merged, path.string());  // validates the file on its own
+  }
+  // The run's data directory (--data-dir) wins over the environment/default lookup.
+  std::filesystem::path data_dir = options.data_dir.empty() ? default_bfcl_data_dir() : options.data_dir;
+  for (const auto& [k, v] : section.items()) {
+    if (k == "config" || k == "warmup" || k == "repetitions") continue;
+    if (k == "data_dir") {
+      if (!v.is_string()) bad(options.config_source, "field 'data_dir' must be a string, got " + v.dump());
+      data_dir = v.get<std::string>();
+      continue;
+    }
+    merged[k] = v;
+  }
+  cfg = bfcl_config_from_json(merged, options.config_source);
+  return run_bfcl_suite(target, cfg, data_dir, options.progress);
 }
 
 }  // namespace atlas::suites::bfcl

@@ -14,7 +14,6 @@
 //                                            "truncate": the head is dropped, BOS kept) - scored
 //   entries_failed                           counted, lower: requests the target failed - not scored
 #include <filesystem>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,8 @@
 #include "records/metric.hpp"
 #include "suites/bfcl/dataset.hpp"
 #include "suites/bfcl/decode.hpp"
+#include "suites/progress.hpp"
+#include "suites/suite_options.hpp"
 #include "suites/target.hpp"
 
 namespace atlas::suites::bfcl {
@@ -57,13 +58,24 @@ nlohmann::json to_json(const BfclSuiteConfig& cfg);
 /// The entries the config selects from `ds`, in category order then id order.
 std::vector<const BfclEntry*> select_entries(const BfclDataset& ds, const BfclSuiteConfig& cfg);
 
-/// Runs the suite against `target` over `<data_dir>/bfcl`. Generation is greedy. `log` (optional)
-/// gets one progress line per category.
+/// Runs the suite against `target` over `<data_dir>/bfcl`. Generation is greedy. `progress`
+/// (optional) gets one step per entry.
 records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const std::filesystem::path& data_dir,
-                                    std::ostream* log = nullptr);
+                                    Progress* progress = nullptr);
 
 /// The same over an already loaded dataset.
 records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const BfclDataset& ds,
-                                    std::ostream* log = nullptr);
+                                    Progress* progress = nullptr);
+
+/// The data directory when a config does not name one: $ATLAS_DATA_DIR, else ../shared/data
+/// beside the working directory or the source tree, else "data".
+std::filesystem::path default_bfcl_data_dir();
+
+/// The suite registry's entry point (suites/registry.cpp): `options.config` is the "bfcl"
+/// section of a suite-set config (suites/config/pr.json). It may name a BFCL config file
+/// ("config": "bfcl-pr" -> suites/config/bfcl-pr.json) whose fields the section's other keys
+/// override, and "data_dir". Warmup and repetitions do not apply: each selected entry is run
+/// once (greedy decoding makes the verdicts deterministic; each entry is one timing sample).
+records::SuiteResult run_bfcl_suite(Target& target, const SuiteOptions& options);
 
 }  // namespace atlas::suites::bfcl

@@ -300,7 +300,7 @@ CheckResult check_single_call(const FunctionSchema& schema, const DecodedCall& c
     const TypeCheck tc = type_checker(value, *acceptable, expected, nested);
     if (!tc.valid) {
       return err(tc.error_type, "Incorrect type for parameter '" + param + "'. Expected type " + ps->type + ", got " +
-                                    type_name(value.type()) + ". Parameter value: " + py_repr(value) + ".");
+                                    type_name_of(value) + ". Parameter value: " + py_repr(value) + ".");
     }
     if (!tc.is_variable) {
       if (expected == PyType::dict) {

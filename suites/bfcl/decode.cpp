@@ -75,12 +75,14 @@ PyValue resolve(const PyNode& n) {
   switch (n.kind) {
     case PyNodeKind::constant:
       if (n.special == PyConstSpecial::ellipsis) return PyValue(std::string("..."));
-      if (n.special != PyConstSpecial::none) fail("bytes and complex literals are not supported");
+      if (n.special == PyConstSpecial::bytes) return PyValue(PyOther{"bytes", n.text});
+      if (n.special == PyConstSpecial::complex) return PyValue(PyOther{"complex", n.text});
       return n.value;
     case PyNodeKind::unary: {
       // Upstream computes `-operand.value` whatever the operator (spec §2.2 7: `+3` -> -3,
       // `not True` -> -1); only a literal operand has a `.value` that negates.
       const PyNode& o = n.kids[0];
+      if (o.kind == PyNodeKind::constant && o.special == PyConstSpecial::complex) return PyValue(PyOther{"complex", "(-" + o.text + ")"});
       if (o.kind != PyNodeKind::constant || o.special != PyConstSpecial::none) {
         fail("TypeError: bad operand type for unary -");
       }

@@ -18,8 +18,10 @@ double as_float(const PyValue& v) {
   return v.is(PyType::floating) ? std::get<double>(v.v) : static_cast<double>(as_int(v));
 }
 
-std::int64_t checked(bool overflow, std::int64_t r) {
-  if (overflow) fail("integer result outside the supported 64-bit range");
+template <typename Op>
+std::int64_t checked(Op op, std::int64_t x, std::int64_t y) {
+  std::int64_t r = 0;
+  if (op(x, y, &r)) fail("integer result outside the supported 64-bit range");
   return r;
 }
 
@@ -106,10 +108,12 @@ PyValue binop(const std::string& op, const PyValue& a, const PyValue& b) {
     }
     if (ints) {
       const std::int64_t x = as_int(a), y = as_int(b);
-      std::int64_t r = 0;
-      if (op == "+") return PyValue(checked(__builtin_add_overflow(x, y, &r), r));
-      if (op == "-") return PyValue(checked(__builtin_sub_overflow(x, y, &r), r));
-      if (op == "*") return PyValue(checked(__builtin_mul_overflow(x, y, &r), r));
+      auto add = [](std::int64_t a, std::int64_t b, std::int64_t* r) { return __builtin_add_overflow(a, b, r); };
+      auto sub = [](std::int64_t a, std::int64_t b, std::int64_t* r) { return __builtin_sub_overflow(a, b, r); };
+      auto mul = [](std::int64_t a, std::int64_t b, std::int64_t* r) { return __builtin_mul_overflow(a, b, r); };
+      if (op == "+") return PyValue(checked(add, x, y));
+      if (op == "-") return PyValue(checked(sub, x, y));
+      if (op == "*") return PyValue(checked(mul, x, y));
       if (op == "//") return PyValue(floordiv(x, y));
       if (op == "%") return PyValue(pymod(x, y));
       if (op == "**") return int_pow(x, y);
@@ -191,6 +195,7 @@ PyValue py_eval(const PyNode& n) {
           case PyType::list:
           case PyType::tuple: truthy = !v.seq().empty(); break;
           case PyType::dict: truthy = !v.dict().items.empty(); break;
+          case PyType::other: truthy = true; break;
         }
         return PyValue(!truthy);
       }

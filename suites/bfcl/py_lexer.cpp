@@ -75,7 +75,7 @@ struct Lexer {
   void run() {
     while (i < s.size()) {
       const char c = s[i];
-      if (c == ' ' || c == '\t' || c == '\f' || c == '\r') {
+      if (c == ' ' || c == '\t' || c == '\f') {
         ++i;
       } else if (c == '\n') {
         if (depth == 0) push_simple(TokKind::newline, "\n");
@@ -84,7 +84,6 @@ struct Lexer {
         while (i < s.size() && s[i] != '\n') ++i;
       } else if (c == '\\') {
         if (peek(1) == '\n') { i += 2; }
-        else if (peek(1) == '\r' && peek(2) == '\n') { i += 3; }
         else fail("unexpected character after line continuation character", i);
       } else if (c == '\0') {
         fail("source code cannot contain null bytes", i);
@@ -367,8 +366,19 @@ struct Lexer {
 }  // namespace
 
 std::vector<Token> tokenize(std::string_view text) {
+  // CPython reads "\r\n" and a lone "\r" as "\n" (a comment ends there; a string cannot span it).
+  std::string translated;
+  translated.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r') {
+      translated += '\n';
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+    } else {
+      translated += text[i];
+    }
+  }
   Lexer lx;
-  lx.s = text;
+  lx.s = translated;
   lx.run();
   return std::move(lx.out);
 }

@@ -17,8 +17,13 @@ const char* type_name(PyType t) {
     case PyType::list: return "list";
     case PyType::tuple: return "tuple";
     case PyType::dict: return "dict";
+    case PyType::other: return "other";
   }
   return "?";
+}
+
+std::string type_name_of(const PyValue& v) {
+  return v.is(PyType::other) ? std::get<PyOther>(v.v).type : type_name(v.type());
 }
 
 const std::vector<PyValue>& PyValue::seq() const {
@@ -80,6 +85,8 @@ bool py_equal(const PyValue& a, const PyValue& b) {
       }
       return true;
     }
+    case PyType::other:
+      return std::get<PyOther>(a.v).type == std::get<PyOther>(b.v).type && std::get<PyOther>(a.v).repr == std::get<PyOther>(b.v).repr;
     default: return false;  // numbers handled above
   }
 }
@@ -227,6 +234,7 @@ std::string py_repr(const PyValue& v) {
       }
       return out + "}";
     }
+    case PyType::other: return std::get<PyOther>(v.v).repr;
   }
   return "?";
 }
@@ -278,6 +286,7 @@ nlohmann::ordered_json to_json(const PyValue& v) {
       for (const auto& [k, val] : v.dict().items) obj[k.is_str() ? k.str() : py_repr(k)] = to_json(val);
       return obj;
     }
+    case PyType::other: return std::get<PyOther>(v.v).repr;
   }
   return nullptr;
 }

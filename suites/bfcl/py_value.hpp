@@ -21,12 +21,20 @@ struct PyList { std::vector<PyValue> items; };
 struct PyTuple { std::vector<PyValue> items; };
 /// Insertion-ordered; keys are unique under Python equality (1, 1.0 and True are one key).
 struct PyDict { std::vector<std::pair<PyValue, PyValue>> items; };
+/// A value the checker only needs to tell apart (bytes, complex): its Python type name and
+/// repr. It never matches a schema type, and equals only an identical value.
+struct PyOther {
+  std::string type;
+  std::string repr;
+};
 
-enum class PyType { none, boolean, integer, floating, string, list, tuple, dict };
+enum class PyType { none, boolean, integer, floating, string, list, tuple, dict, other };
 const char* type_name(PyType t);  ///< Python's name: "NoneType", "bool", "int", "float", ...
+/// The Python type name of `v` ("bytes" / "complex" for PyOther).
+std::string type_name_of(const PyValue& v);
 
 struct PyValue {
-  std::variant<PyNone, bool, std::int64_t, double, std::string, PyList, PyTuple, PyDict> v;
+  std::variant<PyNone, bool, std::int64_t, double, std::string, PyList, PyTuple, PyDict, PyOther> v;
 
   PyValue() : v(PyNone{}) {}
   PyValue(PyNone) : v(PyNone{}) {}
@@ -39,6 +47,7 @@ struct PyValue {
   PyValue(PyList l) : v(std::move(l)) {}
   PyValue(PyTuple t) : v(std::move(t)) {}
   PyValue(PyDict d) : v(std::move(d)) {}
+  PyValue(PyOther o) : v(std::move(o)) {}
 
   PyType type() const { return static_cast<PyType>(v.index()); }
   bool is(PyType t) const { return type() == t; }

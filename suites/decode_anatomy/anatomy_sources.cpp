@@ -4,6 +4,7 @@
 #include "engine/backend.hpp"
 #include "suites/decode_anatomy/anatomy_source.hpp"
 #include "suites/decode_anatomy/cpu_anatomy_source.hpp"
+#include "suites/decode_anatomy/cupti_anatomy_source.hpp"
 
 namespace atlas::suites {
 
@@ -28,6 +29,8 @@ std::unique_ptr<AnatomySource> make_anatomy_source(engine::Backend& backend) {
     std::lock_guard lock(factories_mutex());
     if (auto it = factories().find(std::string(backend.name())); it != factories().end()) return it->second(backend);
   }
+  // The CUDA backend's own source (CUPTI); null without CUDA or for other backends.
+  if (auto cupti = make_cupti_anatomy_source(backend)) return cupti;
   return std::make_unique<CpuAnatomySource>(backend.stage_timer());
 }
 

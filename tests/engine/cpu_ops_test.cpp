@@ -174,3 +174,23 @@ TEST_CASE("matmul_fused: equals separate matmuls, including products that split 
                     {{y[0].data(), w[0].data(), outs[0]}, {y[1].data(), w[1].data(), outs[1]}, {y[2].data(), w[2].data(), outs[2]}});
   for (int i = 0; i < 3; ++i) CHECK(y[i] == ref[i]);
 }
+
+TEST_CASE("exp_shifted_sum: vector exp matches std::exp within float rounding") {
+  std::vector<float> x;
+  for (float v = -87.0f; v <= 10.0f; v += 0.37f) x.push_back(v);
+  for (bool avx2 : {true, false}) {
+    if (!cpu::set_matmul_avx2(avx2)) continue;
+    CAPTURE(avx2);
+    std::vector<float> y = x;
+    const float shift = 2.5f;
+    const float sum = cpu::exp_shifted_sum(y.data(), static_cast<int>(y.size()), shift);
+    double ref_sum = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double ref = std::exp(static_cast<double>(x[i]) - shift);
+      ref_sum += ref;
+      REQUIRE(y[i] == Approx(ref).epsilon(1e-6));
+    }
+    CHECK(sum == Approx(ref_sum).epsilon(1e-6));
+  }
+  cpu::set_matmul_avx2(true);
+}

@@ -138,8 +138,7 @@ TEST_CASE("corrupted GGUF files give errors naming file, field and value") {
     std::string b = good;
     b[3] = 'X';
     const std::string e = load_error("magic", b);
-    CHECK(e.find("bad.gguf") != std::string::npos);
-    // not "GGUF": load_model treats it as llama2.c; read_gguf names the magic
+    CHECK(e.find("bad.gguf: not a model file: no \"GGUF\" magic, and no llama2.c header") != std::string::npos);
     const auto path = atlas::test::scratch_dir("gguf-magic2") / "bad.gguf";
     atlas::write_file_atomic(path, b);
     CHECK_THROWS_WITH_AS(read_gguf(path), doctest::Contains("header field 'magic': expected \"GGUF\" (47475546), got 47475558"), EngineError);
@@ -202,4 +201,16 @@ TEST_CASE("corrupted GGUF files give errors naming file, field and value") {
     const std::string e = load_error("wrongtype", b);
     CHECK(e.find("metadata key 'llama.block_count': expected a non-negative integer, got float32") != std::string::npos);
   }
+}
+
+TEST_CASE("GGUF v2 (same layout as v3) loads the same model") {
+  std::string b = atlas::read_file(atlas::test::stories_gguf());
+  put<std::uint32_t>(b, 4, 2);
+  const auto path = atlas::test::scratch_dir("gguf-v2") / "v2.gguf";
+  atlas::write_file_atomic(path, b);
+  const Model v2 = load_model(path);
+  const Model v3 = load_model(atlas::test::stories_gguf());
+  CHECK(v2.source.metadata.at("gguf.version") == "2");
+  CHECK(v2.config.dim == 64);
+  CHECK(std::memcmp(v2.weights.layers[4].w_down.data(), v3.weights.layers[4].w_down.data(), 11008 * 4) == 0);
 }

@@ -79,7 +79,12 @@ TEST_CASE("preset weights are deterministic for a seed and scaled by fan-in") {
     CHECK(std::memcmp(wa[i].data(), wb[i].data(), wa[i].size_bytes()) == 0);
     if (!wa[i].empty()) CHECK(std::memcmp(wa[i].data(), wc[i].data(), wa[i].size_bytes()) != 0);
   }
-  CHECK(a.tokenizer == nullptr);
+  REQUIRE(a.tokenizer != nullptr);  // byte-level: one id per byte, no stop ids
+  CHECK(a.tokenizer->encode("Hi\n", true) == std::vector<int>{1, 'H' + 3, 'i' + 3, '\n' + 3});
+  CHECK(a.tokenizer->vocab_size() == 512);
+  CHECK(a.tokenizer->stop_ids().empty());
+  CHECK(a.tokenizer->token_bytes(-1, 'x' + 3) == "x");
+  CHECK(a.tokenizer->token_bytes(-1, 400).empty());
   CHECK(a.source.format == "preset");
   CHECK(a.source.seed == 42);
   CHECK(a.weights.output.data() == a.weights.tok_embd.data());  // tied
@@ -114,6 +119,9 @@ TEST_CASE("make-model GGUF round trip: F32 weights come back bit-identical") {
       CHECK(std::memcmp(wm[i].data(), wr[i].data(), wm[i].size_bytes()) == 0);
     }
     CHECK(r.weights.output.data() == r.weights.tok_embd.data());
+    REQUIRE(r.tokenizer != nullptr);
+    CHECK(r.tokenizer->encode("ab", false) == m.tokenizer->encode("ab", false));
+    CHECK(r.source.metadata.at("atlas.preset") == name);
     CHECK(r.source.metadata.at("general.architecture") == (m.config.arch == Arch::llama ? "llama" : "qwen3"));
     const GgufFile f = read_gguf(dir / "a.gguf");
     CHECK(f.get_string("atlas.preset") == name);
@@ -127,7 +135,9 @@ TEST_CASE("make-model GGUF round trip in F16, BF16 and Q8_0") {
   for (DType t : {DType::f16, DType::bf16, DType::q8_0}) {
     CAPTURE(to_string(t));
     const auto path = dir / (std::string(to_string(t)) + ".gguf");
-    write_gguf(path, m, {t, 32});
+    GgufWriteOptions w;
+    w.dtype = t;
+    write_gguf(path, m, w);
     const Model r = load_model(path);
     CHECK(same_config(r.config, m.config));
     const auto& a = m.weights.layers[1].w_down;
@@ -145,7 +155,9 @@ TEST_CASE("make-model GGUF round trip in F16, BF16 and Q8_0") {
     CHECK(std::memcmp(r.weights.layers[1].ffn_norm.data(), m.weights.layers[1].ffn_norm.data(), 64 * 4) == 0);
   }
   // tiny-llama's FFN rows (172) are no whole number of Q8_0 blocks
-  CHECK_THROWS_WITH_AS(write_gguf(dir / "x.gguf", make_preset_model("tiny-llama", 1), {DType::q8_0, 32}),
+  GgufWriteOptions q8;
+  q8.dtype = DType::q8_0;
+  CHECK_THROWS_WITH_AS(write_gguf(dir / "x.gguf", make_preset_model("tiny-llama", 1), q8),
                        doctest::Contains("blk.0.ffn_down.weight row length 172 is not a multiple of 32"), EngineError);
   CHECK_FALSE(std::filesystem::exists(dir / "x.gguf"));
 }

@@ -115,12 +115,25 @@ TEST_CASE("safetensors: single-file llama directory loads bit-identical F32 weig
   CHECK(r.config.tied_embeddings);
   CHECK(r.tokenizer == nullptr);
   CHECK(equal(r.weights.tok_embd, m.weights.tok_embd));
+  CHECK(r.source.metadata.count("safetensors.unused_tensors") == 0);
   CHECK(r.weights.output.data() == r.weights.tok_embd.data());
   for (std::size_t l = 0; l < 5; ++l) {
     CHECK(equal(r.weights.layers[l].wq, m.weights.layers[l].wq));
     CHECK(equal(r.weights.layers[l].w_down, m.weights.layers[l].w_down));
     CHECK(equal(r.weights.layers[l].ffn_norm, m.weights.layers[l].ffn_norm));
   }
+}
+
+TEST_CASE("safetensors: tensors the engine does not use are recorded in the provenance") {
+  const Model m = make_preset_model("tiny-llama", 9);
+  const auto dir = write_hf_dir("st-unused", m, DType::f32, 1);
+  auto tensors = hf_tensors(m, DType::f32);
+  const float inv_freq[4] = {1.0f, 0.1f, 0.01f, 0.001f};
+  tensors.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq", DType::f32, {4}, inv_freq});
+  atlas::write_file_atomic(dir / "model.safetensors", safetensors_bytes(tensors));
+  const Model r = load_model(dir);
+  CHECK(r.source.metadata.at("safetensors.unused_tensors") == "model.layers.0.self_attn.rotary_emb.inv_freq");
+  CHECK(equal(r.weights.layers[0].wq, m.weights.layers[0].wq));
 }
 
 TEST_CASE("safetensors: sharded BF16 qwen3 directory") {
@@ -137,6 +150,7 @@ TEST_CASE("safetensors: sharded BF16 qwen3 directory") {
   REQUIRE(r.weights.output.size() == m.weights.output.size());
   for (std::size_t i = 0; i < m.weights.output.size(); i += 97) REQUIRE(r.weights.output[i] == bf16_to_f32(f32_to_bf16(m.weights.output[i])));
   CHECK(r.weights.layers[1].k_norm[3] == bf16_to_f32(f32_to_bf16(m.weights.layers[1].k_norm[3])));
+  CHECK(r.source.metadata.count("safetensors.unused_tensors") == 0);
 
   // A shard named in the index but missing, and an index entry escaping the directory.
   std::filesystem::remove(dir / "model-00002-of-00003.safetensors");

@@ -174,3 +174,13 @@ TEST_CASE("verdict JSON carries baseline, candidate, delta, rule, margin, noise,
   CHECK(j["p_value"].get<double>() < 0.01);
   CHECK(!j["why"].get<std::string>().empty());
 }
+
+TEST_CASE("hash-unit counted metrics are identities: any change fails, nothing improves") {
+  const auto b = test::baseline_metric(377978257, {377978257}, MetricKind::counted, Better::lower, {}, "fnv1a32");
+  auto lower = test::metric({12345}, MetricKind::counted, Better::lower, "fnv1a32");
+  const auto v = judge_metric("decode-anatomy/output_fingerprint", &b, &lower, settings());
+  CHECK(v.status == VerdictStatus::regression);  // "lower is better" must not make it an improvement
+  CHECK(v.rule == "identity");
+  auto same = test::metric({377978257}, MetricKind::counted, Better::lower, "fnv1a32");
+  CHECK(judge_metric("decode-anatomy/output_fingerprint", &b, &same, settings()).status == VerdictStatus::same);
+}

@@ -60,7 +60,7 @@ inline std::vector<double> spread(double center, double width, int n) {
 inline gates::GateConfig test_config() {
   gates::GateConfig c;
   c.gate = "pr";
-  c.suites = {{"ttft", ""}, {"decode-anatomy", ""}};
+  c.suites = {"ttft", "decode-anatomy"};
   c.min_samples = 5;
   c.rerun_cap = 2;
   return c;

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "gates/error.hpp"
+#include "gates/monitor_guard.hpp"
 #include "gates/nvml.hpp"
 #include "gates/quiet_box.hpp"
 
@@ -106,4 +107,21 @@ TEST_CASE("probe on this machine: NVML absence is reported, not fatal") {
   const auto w = m.stop();
   CHECK(w.window_s >= 0);
   CHECK(!w.throttled());
+}
+
+TEST_CASE("drop_reason names the slowdown reasons and counts samples") {
+  MonitorWindow w;
+  w.samples = 10;
+  CHECK(!drop_reason(w));
+  w.slowdown_samples = 3;
+  w.slowdown_reasons_seen = {"sw_power_cap", "hw_thermal_slowdown"};
+  CHECK(*drop_reason(w) == "clocks held down (sw_power_cap,hw_thermal_slowdown) in 3 of 10 monitor samples");
+}
+
+TEST_CASE("gpu_machine_class names baseline folders from NVML device names") {
+  CHECK(gpu_machine_class("NVIDIA H200") == "h200");
+  CHECK(gpu_machine_class("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3");
+  CHECK(gpu_machine_class("NVIDIA H200", 8) == "h200-x8");
+  CHECK(gpu_machine_class("Tesla V100-SXM2-16GB") == "tesla-v100-sxm2-16gb");
+  CHECK(gpu_machine_class("") == "gpu");
 }

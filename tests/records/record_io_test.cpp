@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "common/atomic_file.hpp"
@@ -131,4 +132,20 @@ TEST_CASE("read_record reports unreadable and malformed files as RecordError") {
                        RecordError);
   atlas::write_file_atomic(dir / "ok.json", atlas::records::record_text(atlas::test::sample_record()));
   CHECK(atlas::records::read_record(dir / "ok.json").run_id == "20261129T143320Z-0123456789ab");
+}
+
+TEST_CASE("record_text refuses records that would not read back, naming the field") {
+  Record r = atlas::test::sample_record();
+  r.suites["ttft"].metrics["ttft_ms"].samples.push_back(std::numeric_limits<double>::infinity());
+  CHECK_THROWS_WITH_AS(atlas::records::record_text(r),
+                       doctest::Contains("/suites/ttft/metrics/ttft_ms/samples/5: expected a finite number, got null"),
+                       RecordError);
+  r = atlas::test::sample_record();
+  r.suites["ttft"].metrics["ttft_ms"].samples.push_back(std::numeric_limits<double>::quiet_NaN());
+  CHECK_THROWS_WITH_AS(atlas::records::record_text(r), doctest::Contains("/suites/ttft/metrics/ttft_ms: "), RecordError);
+  r = atlas::test::sample_record();
+  r.valid = false;
+  CHECK_THROWS_WITH_AS(atlas::records::record_text(r), doctest::Contains("/invalid_reason"), RecordError);
+  r.invalid_reason = "GPU throttled";
+  CHECK(atlas::records::record_text(r).find("\"invalid_reason\": \"GPU throttled\"") != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include "suites/registry.hpp"
 #include "suites/runner.hpp"
 #include "suites/ttft/ttft_suite.hpp"
+#include "tests/test_data.hpp"
 
 using namespace atlas::suites;
 
@@ -17,14 +18,15 @@ SuiteSetConfig tiny_config() {
     "suites": {
       "ttft": {"warmup": 0, "repetitions": 2, "lengths": [8, 32, 600], "decode_tokens": 3},
       "agentic": {"warmup": 0, "repetitions": 2, "traces": ["coding-agent"]},
-      "decode-anatomy": {"warmup": 0, "repetitions": 2, "prompt_tokens": 8, "decode_tokens": 4}
+      "decode-anatomy": {"warmup": 0, "repetitions": 2, "prompt_tokens": 8, "decode_tokens": 4},
+      "bfcl": {"categories": ["simple_python"], "per_category": 1, "max_new_tokens": 4}
     }})"),
                                 "tiny.json");
 }
 }  // namespace
 
 TEST_CASE("suite names expand") {
-  CHECK(expand_suite_names("all") == std::vector<std::string>{"ttft", "agentic", "decode-anatomy"});
+  CHECK(expand_suite_names("all") == std::vector<std::string>{"ttft", "agentic", "decode-anatomy", "bfcl"});
   CHECK(expand_suite_names("agentic,ttft,agentic") == std::vector<std::string>{"agentic", "ttft"});
   CHECK_THROWS_WITH(expand_suite_names("ttfx"), doctest::Contains("unknown suite 'ttfx'"));
 }
@@ -87,6 +89,7 @@ TEST_CASE("run_suite_set produces every section with samples") {
   t.context = 4096;  // the character tokenizer spends a token per byte of the trace's text
   SuiteSetRequest req;
   req.suites = expand_suite_names("all");
+  req.data_dir = atlas::test::data_dir();
   req.config = tiny_config();
   std::ostringstream log;
   LineProgress progress(log);
@@ -95,8 +98,8 @@ TEST_CASE("run_suite_set produces every section with samples") {
   CHECK(rec.valid);
   CHECK(rec.gate_or_suite == "tiny");
   CHECK(rec.config["target"]["kind"] == "fake");
-  CHECK(rec.config["suites"].size() == 3);
-  REQUIRE(rec.suites.size() == 3);
+  CHECK(rec.config["suites"].size() == 4);
+  REQUIRE(rec.suites.size() == 4);
   for (const auto& [name, s] : rec.suites) {
     CHECK(s.name == name);
     CHECK_FALSE(s.metrics.empty());

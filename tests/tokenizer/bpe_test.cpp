@@ -184,6 +184,8 @@ TEST_CASE("load_tokenizer_json: a small GPT-2 style file, and its errors") {
   CHECK(t->bos_id() == 258);
   CHECK(t->encode("hi", true) == std::vector<int>{258, 257});  // add_prefix_space: " hi"
   CHECK(t->encode("hi<|eot_id|>", false) == std::vector<int>{257, 259});
+  CHECK(t->encode("<|eot_id|>hi", false) == std::vector<int>{259, 257});  // the prefix applies after an added token too
+  CHECK(t->encode(" hi", false) == std::vector<int>{257});
   CHECK(t->stop_ids() == std::vector<int>{259});
   CHECK_FALSE(t->eos_id().has_value());
 

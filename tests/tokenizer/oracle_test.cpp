@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
+#include "engine/error.hpp"
+#include "engine/formats/gguf_writer.hpp"
+#include "engine/formats/presets.hpp"
 #include "engine/tokenizer/bpe.hpp"
 #include "tests/test_data.hpp"
 
@@ -76,4 +79,33 @@ TEST_CASE("Qwen3 tokenizer.json: specials, stop ids and vocabulary") {
   CHECK(tok.token_bytes(-1, 151644) == "<|im_start|>");
   CHECK(tok.token_bytes(-1, 220) == " ");
   CHECK(tok.token_bytes(-1, 198) == "\n");
+}
+
+TEST_CASE("Qwen3 vocabulary written into a GGUF (tokenizer.ggml.model gpt2) tokenizes like the oracle") {
+  if (const auto why = oracle_missing(); !why.empty()) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  ModelConfig c = find_preset("tiny-qwen3").config;
+  c.vocab_size = 151936;  // Qwen3's padded embedding rows
+  const Model m = make_random_model(c, 5);
+  GgufWriteOptions w;
+  w.dtype = DType::bf16;
+  w.tokenizer = read_tokenizer_json(qwen3_tokenizer_json());
+  const auto path = atlas::test::scratch_dir("gguf-qwen3-tokenizer") / "m.gguf";
+  write_gguf(path, m, w);
+  const Model r = load_model(path);
+  REQUIRE(r.tokenizer != nullptr);
+  CHECK(r.tokenizer->vocab_size() == 151936);
+  CHECK(r.source.metadata.at("tokenizer.ggml.pre") == "qwen2");
+  CHECK(r.tokenizer->eos_id() == 151645);
+  const auto expected = nlohmann::json::parse(atlas::read_file(oracle_dir() / "expected.json"));
+  for (const auto& e : expected) {
+    const std::string text = e["text"].get<std::string>();
+    CAPTURE(text);
+    CHECK(r.tokenizer->encode(text, false) == e["ids"].get<std::vector<int>>());
+  }
+  // The tokenizer's ids must fit the model's embedding.
+  w.tokenizer = read_tokenizer_json(qwen3_tokenizer_json());
+  CHECK_THROWS_WITH_AS(write_gguf(path, make_preset_model("tiny-qwen3", 1), w), doctest::Contains("is outside the model's vocab_size 512"), EngineError);
 }

@@ -17,6 +17,7 @@ struct MakeModelOptions {
   std::string out;
   std::string dtype = "f32";
   int max_seq_len = 0;
+  std::string tokenizer;
 };
 
 const RegisterCommand kMakeModel{Command{
@@ -32,6 +33,7 @@ const RegisterCommand kMakeModel{Command{
       sub.add_option("--out", o->out, "Output .gguf path")->required();
       sub.add_option("--dtype", o->dtype, "Matrix storage type")->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}));
       sub.add_option("--max-seq-len", o->max_seq_len, "Context length written (default: the preset's)");
+      sub.add_option("--tokenizer", o->tokenizer, "Hugging Face tokenizer.json to embed (byte-level BPE; ids must fit the preset's vocab)");
       return [o]() {
         if (o->preset.empty() && o->arch.empty()) {
           std::cerr << "make-model: give --preset or --arch\n";
@@ -45,6 +47,7 @@ const RegisterCommand kMakeModel{Command{
         }
         engine::GgufWriteOptions w;
         w.dtype = o->dtype == "f16" ? engine::DType::f16 : o->dtype == "bf16" ? engine::DType::bf16 : o->dtype == "q8_0" ? engine::DType::q8_0 : engine::DType::f32;
+        if (!o->tokenizer.empty()) w.tokenizer = engine::read_tokenizer_json(o->tokenizer);
         const engine::Model m = engine::make_preset_model(name, o->seed, o->max_seq_len);
         engine::write_gguf(o->out, m, w);
         std::cout << "wrote " << o->out << " (" << name << ", seed " << o->seed << ", " << o->dtype << ")\n";

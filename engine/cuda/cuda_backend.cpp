@@ -1,0 +1,64 @@
+#include "engine/cuda/cuda_backend.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "engine/cuda/cuda_decoder.hpp"
+
+namespace atlas::engine {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::string(v) != "0";
+}
+
+class CudaBackend final : public Backend {
+ public:
+  // The per-token delay test hook (inject_decode_delay_us) is applied by Session for every backend.
+  CudaBackend(const Model& model, const BackendOptions& opts)
+      : opts_(opts), decoder_(model, decoder_options(model, opts), model.source.seed) {}
+
+  std::string_view name() const override { return "cuda"; }
+  int max_seq_len() const override { return decoder_.max_seq(); }
+
+  std::span<const float> forward(std::span<const int> tokens, int pos) override {
+    decoder_.run(tokens, pos, true);
+    return decoder_.logits();
+  }
+
+  int forward_sample(std::span<const int> tokens, int pos, Sampler& sampler) override {
+    if (!sampler.params().greedy()) return sampler.sample(forward(tokens, pos));
+    return decoder_.run(tokens, pos, false);
+  }
+
+  std::vector<GraphVeto> decode_graph_vetoes() const override { return decoder_.vetoes(); }
+
+  cuda::CudaDecoder& decoder() { return decoder_; }
+
+ private:
+  static cuda::DecoderOptions decoder_options(const Model& model, const BackendOptions& opts) {
+    cuda::DecoderOptions d;
+    d.wtype = opts.fp32 ? kernels::DType::f32 : kernels::DType::bf16;
+    d.max_seq = opts.max_seq_len > 0 ? opts.max_seq_len : model.config.max_seq_len;
+    d.graphs = opts.decode_graphs && !env_flag("ATLAS_NO_DECODE_GRAPHS");
+    if (const char* v = std::getenv("ATLAS_CUDA_VETO_LAYER"); v && *v) d.veto_layer = std::atoi(v);
+    return d;
+  }
+
+  BackendOptions opts_;
+  cuda::CudaDecoder decoder_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const Model& model, const BackendOptions& opts) {
+  return std::make_unique<CudaBackend>(model, opts);
+}
+
+cuda::CudaDecoder* cuda_decoder_of(Backend& backend) {
+  auto* b = dynamic_cast<CudaBackend*>(&backend);
+  return b ? &b->decoder() : nullptr;
+}
+
+}  // namespace atlas::engine

@@ -1,0 +1,386 @@
+#include "kernels/attention.hpp"
+
+#include <cuda_bf16.h>
+
+#include <cmath>
+
+#include "kernels/check.hpp"
+#include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
+
+namespace atlas::kernels {
+namespace {
+
+constexpr int kMaxGroup = 8;      // query heads per KV head supported by the decode kernel
+constexpr int kDecodeThreads = 256;
+
+/// One warp: optional per-head RMSNorm (Qwen3 q_norm/k_norm), then RoPE, of the d values at
+/// `src`; calls out(i, value) for every element.
+template <typename W, typename Out>
+__device__ __forceinline__ void prep_head(const float* src, const W* norm, float eps, int d, int pos,
+                                          float base, bool interleaved, Out&& out) {
+  const int lane = threadIdx.x & 31;
+  float inv = 1.0f;
+  if (norm != nullptr) {
+    float ss = 0.0f;
+    for (int i = lane; i < d; i += 32) ss += src[i] * src[i];
+    ss = dev::warp_sum(ss);
+    inv = rsqrtf(ss / static_cast<float>(d) + eps);
+  }
+  auto val = [&](int i) { return norm != nullptr ? dev::to_f32(norm[i]) * (src[i] * inv) : src[i]; };
+  dev::rope_pairs(d, pos, base, interleaved, [&](int a, int b, float c, float s) {
+    const float xa = val(a), xb = val(b);
+    out(a, xa * c - xb * s);
+    out(b, xa * s + xb * c);
+  });
+}
+
+/// Loads kVec<W> elements at p (16-byte aligned) as floats.
+template <typename W>
+__device__ __forceinline__ void load_vec(const W* p, float* o) {
+  dev::unpack<W>(*reinterpret_cast<const uint4*>(p), o);
+}
+
+template <typename W>
+__global__ void __launch_bounds__(kDecodeThreads)
+attention_decode_kernel(DecodeAttentionArgs a) {
+  extern __shared__ __align__(16) float sm[];
+  constexpr int V = dev::kVec<W>;
+  const int d = a.prep.head_dim, G = a.prep.n_heads / a.prep.n_kv_heads;
+  const int g = blockIdx.x, split = blockIdx.y, S = a.n_splits;
+  float* qs = sm;                          // [G][d], scaled by 1/sqrt(d)
+  float* accs = qs + G * d;                // [G][d]
+  float* ps = accs + G * d;                // [G][chunk_cap]
+  float* red = ps + G * a.chunk_cap;       // [key groups][G][d]
+  __shared__ float mls[kMaxGroup][2];
+  __shared__ int last_block;
+  // Launch the next kernel (the o_proj GEMV) now: it streams its weights while attention runs.
+  dev::pdl_trigger();
+
+  // The position comes from the step's H2D copy, which completed before the first kernel of the
+  // step started; cached K rows other than `pos` were written by earlier steps. Both may be read
+  // before the PDL wait, so the first K vectors stream while the q/k/v projection drains.
+  const int pos = *a.pos;
+  const int len = pos + 1;
+  const int chunk = (len + S - 1) / S;
+  const int t0 = split * chunk;
+  const int t1 = min(len, t0 + chunk);
+  const int n = max(0, t1 - t0);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const float scale = rsqrtf(static_cast<float>(d));
+  const int q_dim = a.prep.n_heads * d, kv_dim = a.prep.n_kv_heads * d;
+  W* kc = static_cast<W*>(a.k_cache) + static_cast<size_t>(g) * a.max_seq * d;
+  W* vc = static_cast<W*>(a.v_cache) + static_cast<size_t>(g) * a.max_seq * d;
+  const int nv = d / V;
+  // P.V layout (used below): thread = (vector vi of d, key group kg).
+  const int nvec = d / V;
+  const int nkg = blockDim.x / nvec;
+  const int vi = threadIdx.x % nvec, kg = threadIdx.x / nvec;
+  uint4 vpre[4];
+  if (kg < nkg) {
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int tt = kg + u * nkg;
+      if (tt < n && t0 + tt != pos)
+        vpre[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + tt) * d + vi * V);
+    }
+  }
+  uint4 kpre[8];
+  const bool have_pre = static_cast<int>(threadIdx.x) < n && t0 + static_cast<int>(threadIdx.x) != pos;
+  if (have_pre) {
+    const uint4* kr = reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + threadIdx.x) * d);
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+      if (u < nv) kpre[u] = kr[u];
+  }
+  dev::pdl_wait();
+
+  // q of the group's heads (norm + RoPE), and for the block that owns `pos`, the new K/V.
+  for (int j = warp; j < G; j += nwarps) {
+    const int h = g * G + j;
+    prep_head<W>(a.qkv + h * d, static_cast<const W*>(a.prep.q_norm), a.prep.eps, d, pos, a.prep.rope_base,
+                 a.prep.rope_interleaved, [&](int i, float v) { qs[j * d + i] = v * scale; });
+  }
+  if (pos >= t0 && pos < t1) {
+    if (warp == 0) {
+      W* kd = kc + static_cast<size_t>(pos) * d;
+      prep_head<W>(a.qkv + q_dim + g * d, static_cast<const W*>(a.prep.k_norm), a.prep.eps, d, pos,
+                   a.prep.rope_base, a.prep.rope_interleaved, [&](int i, float v) { kd[i] = dev::from_f32<W>(v); });
+    } else if (warp == 1 % nwarps) {
+      W* vd = vc + static_cast<size_t>(pos) * d;
+      const float* vs = a.qkv + q_dim + kv_dim + g * d;
+      for (int i = lane; i < d; i += 32) vd[i] = dev::from_f32<W>(vs[i]);
+    }
+  }
+  __syncthreads();  // q in shared memory; the new K/V visible to this block
+
+  // Scores, one thread per key; a key's vectors are loaded 8 at a time before use (loads in flight).
+  for (int t = threadIdx.x; t < n; t += blockDim.x) {
+    const uint4* kr = reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + t) * d);
+    float dot[kMaxGroup] = {};
+    for (int c0 = 0; c0 < nv; c0 += 8) {
+      uint4 buf[8];
+      if (c0 == 0 && t == static_cast<int>(threadIdx.x) && have_pre) {
+#pragma unroll
+        for (int u = 0; u < 8; ++u) buf[u] = kpre[u];
+      } else {
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+          if (c0 + u < nv) buf[u] = kr[c0 + u];
+      }
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        if (c0 + u < nv) {
+          float kv[V];
+          dev::unpack<W>(buf[u], kv);
+          const float* q = qs + (c0 + u) * V;
+#pragma unroll
+          for (int j = 0; j < kMaxGroup; ++j) {
+            if (j < G) {
+#pragma unroll
+              for (int e = 0; e < V; ++e) dot[j] = fmaf(q[j * d + e], kv[e], dot[j]);
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kMaxGroup; ++j)
+      if (j < G) ps[j * a.chunk_cap + t] = dot[j];
+  }
+  __syncthreads();
+  // Softmax partial per head: one warp per head.
+  for (int j = warp; j < G; j += nwarps) {
+    float m = -INFINITY;
+    for (int t = lane; t < n; t += 32) m = fmaxf(m, ps[j * a.chunk_cap + t]);
+    m = dev::warp_max(m);
+    float l = 0.0f;
+    for (int t = lane; t < n; t += 32) {
+      const float p = expf(ps[j * a.chunk_cap + t] - m);
+      ps[j * a.chunk_cap + t] = p;
+      l += p;
+    }
+    l = dev::warp_sum(l);
+    if (lane == 0) { mls[j][0] = m; mls[j][1] = l; }
+  }
+  __syncthreads();
+  // P.V: thread = (vector of d, key group); key groups are summed in a fixed order so that a
+  // replay is bit-identical to an eager run.
+  if (kg < nkg) {
+    float acc[kMaxGroup][V] = {};
+    for (int t = kg; t < n; t += 4 * nkg) {
+      uint4 buf[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int tt = t + u * nkg;
+        if (tt < n) {
+          // The first batch was loaded before the PDL wait, except the new row at `pos`.
+          if (t == kg && t0 + tt != pos) buf[u] = vpre[u];
+          else buf[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + tt) * d + vi * V);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int tt = t + u * nkg;
+        if (tt < n) {
+          float vv[V];
+          dev::unpack<W>(buf[u], vv);
+#pragma unroll
+          for (int j = 0; j < kMaxGroup; ++j) {
+            if (j < G) {
+              const float p = ps[j * a.chunk_cap + tt];
+#pragma unroll
+              for (int e = 0; e < V; ++e) acc[j][e] = fmaf(p, vv[e], acc[j][e]);
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kMaxGroup; ++j)
+      if (j < G)
+#pragma unroll
+        for (int e = 0; e < V; ++e) red[(kg * G + j) * d + vi * V + e] = acc[j][e];
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < G * d; i += blockDim.x) {
+    float sum = 0.0f;
+    for (int k = 0; k < nkg; ++k) sum += red[k * G * d + i];
+    accs[i] = sum;
+  }
+  __syncthreads();
+  // Publish the partial, then the last block of this head merges all of them.
+  const size_t pidx = static_cast<size_t>(g) * S + split;
+  for (int i = threadIdx.x; i < G * d; i += blockDim.x) a.part_o[pidx * G * d + i] = accs[i];
+  if (threadIdx.x < G) {
+    a.part_ml[(pidx * G + threadIdx.x) * 2 + 0] = mls[threadIdx.x][0];
+    a.part_ml[(pidx * G + threadIdx.x) * 2 + 1] = mls[threadIdx.x][1];
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last_block = atomicAdd(&a.tickets[g], 1) == S - 1;
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+  // Merge: one warp per head computes each split's weight exp(m_s - M) / L (S <= 32 = lanes),
+  // then every thread combines its outputs over the splits.
+  __shared__ float wts[kMaxGroup][32];
+  for (int j = warp; j < G; j += nwarps) {
+    float m = -INFINITY, l = 0.0f;
+    if (lane < S) {
+      const size_t q = (static_cast<size_t>(g) * S + lane) * G + j;
+      m = __ldcg(&a.part_ml[q * 2]);
+      l = __ldcg(&a.part_ml[q * 2 + 1]);
+    }
+    const float M = dev::warp_max(l > 0.0f ? m : -INFINITY);
+    const float wgt = l > 0.0f ? expf(m - M) : 0.0f;
+    const float L = dev::warp_sum(l * wgt);
+    wts[j][lane] = wgt / L;
+  }
+  __syncthreads();
+  W* out = static_cast<W*>(a.out);
+  for (int i = threadIdx.x; i < G * d; i += blockDim.x) {
+    const int j = i / d;
+    float O = 0.0f;
+    for (int s0 = 0; s0 < S; s0 += 8) {
+      float po[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        po[u] = s0 + u < S ? __ldcg(&a.part_o[(static_cast<size_t>(g) * S + s0 + u) * G * d + i]) : 0.0f;
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        if (s0 + u < S) O = fmaf(po[u], wts[j][s0 + u], O);
+    }
+    out[static_cast<size_t>(g) * G * d + i] = dev::from_f32<W>(O);
+  }
+  if (threadIdx.x == 0) a.tickets[g] = 0;
+}
+
+template <typename W>
+__global__ void rope_prefill_kernel(RopePrefillArgs a) {
+  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const int H = a.prep.n_heads, KV = a.prep.n_kv_heads, d = a.prep.head_dim;
+  const int slots = H + 2 * KV;
+  if (warp >= a.n_tokens * slots) return;
+  const int i = warp / slots, slot = warp % slots;
+  const int pos = a.pos + i;
+  const float* row = a.qkv + static_cast<size_t>(i) * a.qkv_ld;
+  const int lane = threadIdx.x & 31;
+  if (slot < H) {
+    W* q = static_cast<W*>(a.q_out) + (static_cast<size_t>(slot) * a.n_tokens + i) * d;
+    prep_head<W>(row + slot * d, static_cast<const W*>(a.prep.q_norm), a.prep.eps, d, pos, a.prep.rope_base,
+                 a.prep.rope_interleaved, [&](int e, float v) { q[e] = dev::from_f32<W>(v); });
+  } else if (slot < H + KV) {
+    const int g = slot - H;
+    W* k = static_cast<W*>(a.k_cache) + (static_cast<size_t>(g) * a.max_seq + pos) * d;
+    prep_head<W>(row + H * d + g * d, static_cast<const W*>(a.prep.k_norm), a.prep.eps, d, pos,
+                 a.prep.rope_base, a.prep.rope_interleaved, [&](int e, float v) { k[e] = dev::from_f32<W>(v); });
+  } else {
+    const int g = slot - H - KV;
+    W* v = static_cast<W*>(a.v_cache) + (static_cast<size_t>(g) * a.max_seq + pos) * d;
+    const float* src = row + (H + KV) * d + g * d;
+    for (int e = lane; e < d; e += 32) v[e] = dev::from_f32<W>(src[e]);
+  }
+}
+
+template <typename W>
+__global__ void causal_softmax_kernel(const float* __restrict__ s, W* __restrict__ p, int n_query, int n_keys,
+                                      int pos0) {  // n_keys: the row stride
+  __shared__ float scratch[32];
+  const int r = blockIdx.x;
+  const int visible = pos0 + (r % n_query) + 1;
+  const float* sr = s + static_cast<size_t>(r) * n_keys;
+  W* pr = p + static_cast<size_t>(r) * n_keys;
+  float m = -INFINITY;
+  for (int t = threadIdx.x; t < visible; t += blockDim.x) m = fmaxf(m, sr[t]);
+  m = dev::block_max(m, scratch);
+  float l = 0.0f;
+  for (int t = threadIdx.x; t < visible; t += blockDim.x) l += expf(sr[t] - m);
+  l = dev::block_sum(l, scratch);
+  const float inv = 1.0f / l;
+  for (int t = threadIdx.x; t < n_keys; t += blockDim.x)
+    pr[t] = dev::from_f32<W>(t < visible ? expf(sr[t] - m) * inv : 0.0f);
+}
+
+template <typename W>
+__global__ void heads_to_rows_kernel(const W* __restrict__ o, W* __restrict__ out, int n_heads, int n_tokens,
+                                     int d, int ld) {
+  const size_t total = static_cast<size_t>(n_heads) * n_tokens * d;
+  for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const int e = idx % d;
+    const int i = (idx / d) % n_tokens;
+    const int h = idx / (static_cast<size_t>(d) * n_tokens);
+    out[static_cast<size_t>(i) * ld + h * d + e] = o[idx];
+  }
+}
+
+int grid_for(size_t n, int threads) {
+  const size_t b = (n + threads - 1) / threads;
+  return static_cast<int>(b < 65535 * 16 ? b : 65535 * 16);
+}
+
+}  // namespace
+
+std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, DType wtype) {
+  const int vec = 16 / static_cast<int>(dtype_size(wtype));
+  const int key_groups = kDecodeThreads / (head_dim / vec);
+  return static_cast<std::size_t>(2 * group * head_dim + group * chunk_cap + key_groups * group * head_dim) *
+         sizeof(float);
+}
+
+void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap) {
+  const int bytes = static_cast<int>(attention_decode_smem(group, head_dim, chunk_cap, wtype));
+  if (wtype == DType::bf16)
+    ATLAS_CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<__nv_bfloat16>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  else
+    ATLAS_CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<float>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
+void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
+  const int G = a.prep.n_heads / a.prep.n_kv_heads;
+  if (a.n_splits < 1 || a.n_splits > 32) throw KernelError("attention_decode: n_splits must be in [1, 32]");
+  if (G > kMaxGroup || a.prep.n_heads % a.prep.n_kv_heads != 0)
+    throw KernelError("attention_decode: n_heads / n_kv_heads must be an integer <= 8");
+  if (a.prep.head_dim % 8 != 0 || a.prep.head_dim > 512)
+    throw KernelError("attention_decode: head_dim must be a multiple of 8 and <= 512");
+  const dim3 grid(a.prep.n_kv_heads, a.n_splits);
+  const size_t smem = attention_decode_smem(G, a.prep.head_dim, a.chunk_cap, a.wtype);
+  if (a.wtype == DType::bf16) launch_pdl(attention_decode_kernel<__nv_bfloat16>, grid, dim3(kDecodeThreads), smem, stream, a);
+  else launch_pdl(attention_decode_kernel<float>, grid, dim3(kDecodeThreads), smem, stream, a);
+}
+
+void rope_prefill(const RopePrefillArgs& a, cudaStream_t stream) {
+  const size_t warps = static_cast<size_t>(a.n_tokens) * (a.prep.n_heads + 2 * a.prep.n_kv_heads);
+  const int threads = 128;
+  const int blocks = static_cast<int>((warps * 32 + threads - 1) / threads);
+  if (a.wtype == DType::bf16) rope_prefill_kernel<__nv_bfloat16><<<blocks, threads, 0, stream>>>(a);
+  else rope_prefill_kernel<float><<<blocks, threads, 0, stream>>>(a);
+  ATLAS_CUDA_CHECK(cudaGetLastError());
+}
+
+void causal_softmax(DType wtype, const float* s, void* p, int rows, int n_query, int n_keys, int pos0,
+                    cudaStream_t stream) {  // n_keys: the row stride (ld)
+  if (wtype == DType::bf16)
+    causal_softmax_kernel<__nv_bfloat16><<<rows, 256, 0, stream>>>(s, static_cast<__nv_bfloat16*>(p), n_query, n_keys, pos0);
+  else
+    causal_softmax_kernel<float><<<rows, 256, 0, stream>>>(s, static_cast<float*>(p), n_query, n_keys, pos0);
+  ATLAS_CUDA_CHECK(cudaGetLastError());
+}
+
+void heads_to_rows(DType wtype, const void* o, void* out, int n_heads, int n_tokens, int head_dim, int ld,
+                   cudaStream_t stream) {
+  const size_t total = static_cast<size_t>(n_heads) * n_tokens * head_dim;
+  const int blocks = grid_for(total, 256);
+  if (wtype == DType::bf16)
+    heads_to_rows_kernel<__nv_bfloat16><<<blocks, 256, 0, stream>>>(
+        static_cast<const __nv_bfloat16*>(o), static_cast<__nv_bfloat16*>(out), n_heads, n_tokens, head_dim, ld);
+  else
+    heads_to_rows_kernel<float><<<blocks, 256, 0, stream>>>(static_cast<const float*>(o), static_cast<float*>(out),
+                                                            n_heads, n_tokens, head_dim, ld);
+  ATLAS_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace atlas::kernels

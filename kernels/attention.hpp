@@ -1,0 +1,78 @@
+#pragma once
+// Attention kernels over a KV cache laid out per layer as K,V [n_kv_heads][max_seq][head_dim]
+// (head-major, so one head's keys are contiguous), in the weight type.
+//
+// Decode: split-K ("flash-decoding", Dao et al. 2023): grid (kv head, split); each block takes
+// the G = n_heads / n_kv_heads query heads of its group over one slice of the keys, keeps an
+// online-softmax partial (max, sum, unnormalised output), and the last block of a head to finish
+// (an atomic ticket) merges the partials. The block owning the new position first applies
+// q/k RMSNorm (Qwen3) and RoPE and writes the new K/V into the cache, so one launch does
+// q/k-norm, RoPE, the cache write and attention.
+//
+// Prefill: qk-norm + RoPE + cache write for L tokens (rope_prefill), scores and P.V through
+// cuBLAS (caller), a causal row softmax, and a head-major -> row-major transpose.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "kernels/dtype.hpp"
+
+namespace atlas::kernels {
+
+/// Where q, k and v of one token sit in the projected vector and how they are normalised/rotated.
+struct HeadPrep {
+  int n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  const void* q_norm = nullptr;  ///< weight type [head_dim] or null (no qk-norm)
+  const void* k_norm = nullptr;
+  float eps = 1e-6f;
+  float rope_base = 10000.0f;
+  bool rope_interleaved = true;  ///< pairs (2i,2i+1); false: (i, i+d/2)
+};
+
+struct DecodeAttentionArgs {
+  DType wtype = DType::bf16;
+  HeadPrep prep;
+  const float* qkv = nullptr;  ///< [q_dim + 2 kv_dim] float32: q, then k, then v
+  void* k_cache = nullptr;     ///< this layer's K [n_kv][max_seq][d]
+  void* v_cache = nullptr;
+  int max_seq = 0;
+  const int* pos = nullptr;    ///< device: position of the new token (KV length = pos + 1)
+  int n_splits = 1;            ///< key slices per head (fixed per captured graph)
+  int chunk_cap = 0;           ///< most keys one slice can get (bucket / n_splits)
+  float* part_o = nullptr;     ///< workspace [n_kv][n_splits][G][d]
+  float* part_ml = nullptr;    ///< workspace [n_kv][n_splits][G][2]
+  int* tickets = nullptr;      ///< [n_kv], zero between launches (the last block resets it)
+  void* out = nullptr;         ///< weight type [n_heads * d]
+};
+
+void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream);
+/// Sets the kernel's dynamic shared-memory limit (call once before capture).
+void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap);
+/// Dynamic shared memory one block needs.
+std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, DType wtype);
+
+struct RopePrefillArgs {
+  DType wtype = DType::bf16;
+  HeadPrep prep;
+  const float* qkv = nullptr;  ///< [L][qkv_ld] float32
+  int qkv_ld = 0;
+  int n_tokens = 0;            ///< L
+  int pos = 0;                 ///< position of the first token
+  void* q_out = nullptr;       ///< weight type [n_heads][L][d] (the 1/sqrt(d) scale is left to the caller)
+  void* k_cache = nullptr;
+  void* v_cache = nullptr;
+  int max_seq = 0;
+};
+void rope_prefill(const RopePrefillArgs& a, cudaStream_t stream);
+
+/// Causal softmax of scores S (float32 [rows][ld], already scaled) into P (weight type, same
+/// shape). Row r is query position pos0 + (r % n_query) and sees keys [0, that position]; every
+/// other column up to ld (masked keys, padding) gets 0.
+void causal_softmax(DType wtype, const float* s, void* p, int rows, int n_query, int ld, int pos0,
+                    cudaStream_t stream);
+
+/// Head-major O [n_heads][L][d] -> row-major [L][ld] (weight type).
+void heads_to_rows(DType wtype, const void* o, void* out, int n_heads, int n_tokens, int head_dim,
+                   int ld, cudaStream_t stream);
+
+}  // namespace atlas::kernels

@@ -1,0 +1,42 @@
+#pragma once
+// Small kernels around the matrix products: embedding gather, row RMSNorm, SwiGLU, greedy
+// argmax, weight conversion/padding and on-device synthetic weights.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/dtype.hpp"
+
+namespace atlas::kernels {
+
+/// x[dim] (float32) = table[*token] (weight type, row stride ld). `token` is device memory.
+void embed_token(DType wtype, const void* table, int ld, int dim, const int* token, float* x, cudaStream_t s);
+/// x[i][dim] = table[tokens[i]] for i < n (tokens in device memory).
+void embed_rows(DType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x, cudaStream_t s);
+
+/// out[i][:dim] = g * x[i] * rsqrt(mean(x[i]^2) + eps), weight type, row stride ld (padding zero).
+/// x float32 [n][dim]. RMSNorm: Zhang & Sennrich 2019; llama2.c rmsnorm().
+void rmsnorm_rows(DType wtype, const float* x, const void* g, float eps, int n, int dim, void* out, int ld,
+                  cudaStream_t s);
+
+/// gu (weight type) [n][2*hidden] with (gate_i, up_i) interleaved -> out[i][j] = silu(gate) * up,
+/// weight type, row stride ld.
+void swiglu_rows(DType wtype, const void* gu, int n, int hidden, void* out, int ld, cudaStream_t s);
+
+/// *out = index of the largest of v[0..n) (the lowest index wins a tie; NaN never wins).
+/// Many blocks scan slices; the last to finish (an atomic ticket) reduces their partials.
+/// `scratch` holds argmax_scratch_bytes(), zeroed once before first use (the kernel leaves it so).
+void argmax(const float* v, int n, int* out, void* scratch, cudaStream_t s);
+std::size_t argmax_scratch_bytes();
+
+/// dst[r * pitch + c] (weight type) = src[r][c] (float32, row stride cols) for c < cols, zero for
+/// cols <= c < ld. pitch >= ld (pitch > ld interleaves two matrices, e.g. gate and up rows).
+void convert_rows(DType wtype, const float* src, int rows, int cols, void* dst, int ld, int pitch, cudaStream_t s);
+
+/// dst[r][c] = offset + scale * u, u uniform in [-1, 1) from a counter hash of (seed, r, c):
+/// reproducible synthetic weights without a host round trip. Padding zero.
+void random_rows(DType wtype, void* dst, int rows, int cols, int ld, std::uint64_t seed, float scale, float offset,
+                 cudaStream_t s);
+
+}  // namespace atlas::kernels

@@ -1,0 +1,465 @@
+// Decode GEMV (two variants, same work split: gemv_kernel holds weight vectors in registers,
+// gemv_async_kernel streams them through a cp.async shared-memory ring; the latter is the
+// default). A block of 8 warps covers 16/KSPLIT rows; each warp takes two rows (their loads
+// interleave; swiglu pairs gate/up) over a 1/KSPLIT slice of K, with 16-byte streaming loads, 8
+// vectors per row in flight per lane. KSPLIT (1..8) is picked so the grid has several blocks
+// per SM even for matrices with few rows. The first weight vectors are loaded before the PDL
+// wait, so they stream while the previous kernel drains. The RMSNorm prologue stages the
+// normalised input in shared memory; a plain input is read straight through L1.
+#include "kernels/gemv.hpp"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "kernels/check.hpp"
+#include "kernels/device_common.cuh"
+#include "kernels/launch.cuh"
+
+namespace atlas::kernels {
+namespace {
+
+constexpr int kWarps = 8;        // 256 threads
+constexpr int kRowsPerWarp = 2;
+constexpr int kUnroll = 8;       // 16-byte vectors per row in flight per lane
+
+template <typename W, GemvInput In, GemvOutput Out, int KSplit>
+__global__ void __launch_bounds__(kWarps * 32)
+gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
+            const W* __restrict__ norm, float eps, void* __restrict__ yout) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ float scratch[32];
+  __shared__ float red[kWarps][kRowsPerWarp];
+  constexpr int kGroups = kWarps / KSplit;  // row pairs a block works on at once
+  constexpr int kStep = 32 * KSplit;
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int group = warp / KSplit, slice = warp % KSplit;
+  const int nvec = ld / dev::kVec<W>;
+  // Persistent grid: block b owns the contiguous pairs [p0, p1), balanced to within one pair.
+  const int pairs = (rows + kRowsPerWarp - 1) / kRowsPerWarp;
+  const int p0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
+  const int p1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
+  const int c0 = slice * 32 + lane;
+
+  auto row_ptrs = [&](int pair, const uint4** wr) {
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      const int row = min(pair * kRowsPerWarp + r, rows - 1);  // a missing 2nd row re-reads the 1st; not stored
+      wr[r] = reinterpret_cast<const uint4*>(w + static_cast<size_t>(row) * ld);
+    }
+  };
+  uint4 wv[kRowsPerWarp][kUnroll];
+  auto load_batch = [&](const uint4* const* wr, int base, bool on) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int c = base + u * kStep;
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r)
+        wv[r][u] = (on && c < nvec) ? dev::ld_stream(wr[r] + c) : make_uint4(0, 0, 0, 0);
+    }
+  };
+
+  // Weights do not depend on earlier kernels: start streaming them before the PDL wait.
+  int pair = p0 + group;
+  const uint4* wr[kRowsPerWarp];
+  row_ptrs(min(pair, pairs - 1), wr);
+  load_batch(wr, c0, pair < p1);
+  dev::pdl_wait();
+
+  const uint4* xv;
+  if constexpr (In == GemvInput::rmsnorm) {
+    W* xs = reinterpret_cast<W*>(smem_raw);
+    const float* x = static_cast<const float*>(xin);
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < k; i += blockDim.x) ss += x[i] * x[i];
+    ss = dev::block_sum(ss, scratch);
+    const float inv = rsqrtf(ss / static_cast<float>(k) + eps);
+    for (int i = threadIdx.x; i < ld; i += blockDim.x)
+      xs[i] = i < k ? dev::from_f32<W>(dev::to_f32(norm[i]) * (x[i] * inv)) : dev::from_f32<W>(0.0f);
+    __syncthreads();
+    xv = reinterpret_cast<const uint4*>(xs);
+  } else {
+    xv = static_cast<const uint4*>(xin);
+  }
+
+  for (int step0 = p0; step0 < p1; step0 += kGroups) {
+    pair = step0 + group;
+    const bool active = pair < p1;
+    if (step0 != p0) {
+      row_ptrs(min(pair, pairs - 1), wr);
+      load_batch(wr, c0, active);
+    }
+    // The last step: let the next kernel launch and start its own weight prefetch.
+    if (step0 + kGroups >= p1) dev::pdl_trigger();
+    float acc[kRowsPerWarp] = {};
+    for (int base = c0;;) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int c = base + u * kStep;
+        if (c < nvec) {
+          const uint4 x = xv[c];
+#pragma unroll
+          for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::dot16<W>(wv[r][u], x, acc[r]);
+        }
+      }
+      base += kStep * kUnroll;
+      if (!active || base >= nvec) break;
+      load_batch(wr, base, true);
+    }
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::warp_sum(acc[r]);
+    if constexpr (KSplit > 1) {
+      // Slices of one pair meet in shared memory, summed in a fixed order (deterministic).
+      if (lane == 0)
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp; ++r) red[warp][r] = acc[r];
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r) {
+        float s = 0.0f;
+#pragma unroll
+        for (int j = 0; j < KSplit; ++j) s += red[group * KSplit + j][r];
+        acc[r] = s;
+      }
+      __syncthreads();
+    }
+    if (lane != 0 || slice != 0 || !active) continue;
+    const int row0 = pair * kRowsPerWarp;
+    if constexpr (Out == GemvOutput::swiglu) {
+      const float g = acc[0], u = acc[1];
+      static_cast<W*>(yout)[pair] = dev::from_f32<W>(g / (1.0f + expf(-g)) * u);
+    } else {
+      float* y = static_cast<float*>(yout);
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r) {
+        if (row0 + r >= rows) break;
+        if constexpr (Out == GemvOutput::add) y[row0 + r] += acc[r];
+        else y[row0 + r] = acc[r];
+      }
+    }
+  }
+}
+
+// The same work with a cp.async ring instead of register batches: each lane streams its weight
+// vectors into its own shared-memory slots kStages deep (no registers held, no barrier needed:
+// a thread reads only the slots it filled), so far more bytes are in flight per SM than
+// registers allow (ncu on the register version: 2 blocks/SM, ~2/3 of warp time stalled on
+// loads, ~50% of DRAM bandwidth).
+constexpr int kStages = 4;  // ring depth (items in flight per lane: kStages - 1 ahead + current)
+constexpr int kChunk = 2;   // 16-byte vectors per row per lane per item
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+constexpr size_t kRingBytes = static_cast<size_t>(kWarps) * kStages * kRowsPerWarp * kChunk * 32 * 16;
+
+template <typename W, GemvInput In, GemvOutput Out, int KSplit>
+__global__ void __launch_bounds__(kWarps * 32)
+gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
+                  const W* __restrict__ norm, float eps, void* __restrict__ yout) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ float scratch[32];
+  __shared__ float red[kWarps][kRowsPerWarp];
+  constexpr int kGroups = kWarps / KSplit;
+  constexpr int kStep = 32 * KSplit;
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int group = warp / KSplit, slice = warp % KSplit;
+  const int nvec = ld / dev::kVec<W>;
+  const int pairs = (rows + kRowsPerWarp - 1) / kRowsPerWarp;
+  const int p0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
+  const int p1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
+  const int c0 = slice * 32 + lane;
+  const int per_lane = (nvec + kStep - 1) / kStep;       // vectors per row per lane
+  const int nchunk = (per_lane + kChunk - 1) / kChunk;   // items per pair
+  const int steps = (p1 - p0 + kGroups - 1) / kGroups;   // block-uniform
+  const int items = steps * nchunk;
+  const size_t xs_bytes = In == GemvInput::rmsnorm ? (static_cast<size_t>(ld) * sizeof(W) + 15) / 16 * 16 : 0;
+  uint4* ring = reinterpret_cast<uint4*>(smem_raw + xs_bytes) + static_cast<size_t>(warp) * kStages * kRowsPerWarp * kChunk * 32;
+  auto slot = [&](int stage, int r, int u) -> uint4* { return ring + ((stage * kRowsPerWarp + r) * kChunk + u) * 32 + lane; };
+
+  auto issue = [&](int item) {
+    const int step = item / nchunk, ch = item % nchunk;
+    const int pair = p0 + group + step * kGroups;
+    if (pair >= p1) return;
+    const int stage = item % kStages;
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      const int row = min(pair * kRowsPerWarp + r, rows - 1);
+      const uint4* wr = reinterpret_cast<const uint4*>(w + static_cast<size_t>(row) * ld);
+#pragma unroll
+      for (int u = 0; u < kChunk; ++u) {
+        const int c = c0 + (ch * kChunk + u) * kStep;
+        if (c < nvec) cp_async16(slot(stage, r, u), wr + c);
+      }
+    }
+  };
+
+  // Weights do not depend on earlier kernels: fill the ring before the PDL wait.
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < items) issue(i);
+    cp_async_commit();
+  }
+  dev::pdl_wait();
+
+  const uint4* xv;
+  if constexpr (In == GemvInput::rmsnorm) {
+    W* xs = reinterpret_cast<W*>(smem_raw);
+    const float* x = static_cast<const float*>(xin);
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < k; i += blockDim.x) ss += x[i] * x[i];
+    ss = dev::block_sum(ss, scratch);
+    const float inv = rsqrtf(ss / static_cast<float>(k) + eps);
+    for (int i = threadIdx.x; i < ld; i += blockDim.x)
+      xs[i] = i < k ? dev::from_f32<W>(dev::to_f32(norm[i]) * (x[i] * inv)) : dev::from_f32<W>(0.0f);
+    __syncthreads();
+    xv = reinterpret_cast<const uint4*>(xs);
+  } else {
+    xv = static_cast<const uint4*>(xin);
+  }
+
+  float acc[kRowsPerWarp] = {};
+  for (int it = 0; it < items; ++it) {
+    if (it + kStages - 1 < items) issue(it + kStages - 1);
+    cp_async_commit();
+    cp_async_wait<kStages - 1>();  // this thread's copies for item `it` have landed
+    const int step = it / nchunk, ch = it % nchunk;
+    const int pair = p0 + group + step * kGroups;
+    const bool active = pair < p1;
+    const int stage = it % kStages;
+    if (ch == 0 && step == steps - 1) dev::pdl_trigger();  // last step: let the next kernel launch
+    if (active) {
+#pragma unroll
+      for (int u = 0; u < kChunk; ++u) {
+        const int c = c0 + (ch * kChunk + u) * kStep;
+        if (c < nvec) {
+          const uint4 x = xv[c];
+#pragma unroll
+          for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::dot16<W>(*slot(stage, r, u), x, acc[r]);
+        }
+      }
+    }
+    if (ch != nchunk - 1) continue;
+    // End of a pair: reduce and store.
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::warp_sum(acc[r]);
+    if constexpr (KSplit > 1) {
+      if (lane == 0)
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp; ++r) red[warp][r] = acc[r];
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < KSplit; ++j) sum += red[group * KSplit + j][r];
+        acc[r] = sum;
+      }
+      __syncthreads();
+    }
+    if (lane == 0 && slice == 0 && active) {
+      const int row0 = pair * kRowsPerWarp;
+      if constexpr (Out == GemvOutput::swiglu) {
+        const float g = acc[0], u = acc[1];
+        static_cast<W*>(yout)[pair] = dev::from_f32<W>(g / (1.0f + expf(-g)) * u);
+      } else {
+        float* y = static_cast<float*>(yout);
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp; ++r) {
+          if (row0 + r >= rows) break;
+          if constexpr (Out == GemvOutput::add) y[row0 + r] += acc[r];
+          else y[row0 + r] = acc[r];
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = 0.0f;
+  }
+  cp_async_wait<0>();
+}
+
+/// Which GEMV kernel decode uses: the cp.async ring (default) or register batches
+/// (ATLAS_GEMV_KERNEL=regs), kept for A/B measurement.
+bool use_async() {
+  static const bool v = [] {
+    const char* e = std::getenv("ATLAS_GEMV_KERNEL");
+    return !(e != nullptr && std::string(e) == "regs");
+  }();
+  return v;
+}
+
+int g_sm_count = 0;
+
+int sm_count() {
+  if (g_sm_count == 0) {
+    int dev = 0;
+    ATLAS_CUDA_CHECK(cudaGetDevice(&dev));
+    ATLAS_CUDA_CHECK(cudaDeviceGetAttribute(&g_sm_count, cudaDevAttrMultiProcessorCount, dev));
+  }
+  return g_sm_count;
+}
+
+/// Resident blocks per SM of a kernel at a dynamic shared-memory size (cached).
+template <typename W, GemvInput In, GemvOutput Out, int KSplit, bool Async>
+int blocks_per_sm(size_t smem) {
+  static std::mutex mu;
+  static std::map<size_t, int> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(smem);
+  if (it != cache.end()) return it->second;
+  int n = 0;
+  if constexpr (Async)
+    ATLAS_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gemv_async_kernel<W, In, Out, KSplit>, kWarps * 32, smem));
+  else
+    ATLAS_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gemv_kernel<W, In, Out, KSplit>, kWarps * 32, smem));
+  return cache[smem] = std::max(1, n);
+}
+
+/// ATLAS_GEMV_BLOCKS_PER_SM=N overrides the resident-block count the persistent grid is sized
+/// by (a tuning knob: a large N gives one short range per block instead of a persistent grid).
+int blocks_per_sm_override() {
+  static const int v = [] {
+    const char* e = std::getenv("ATLAS_GEMV_BLOCKS_PER_SM");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return v;
+}
+
+template <typename W, GemvInput In>
+size_t dyn_smem(int ld, bool async) {
+  const size_t xs = In == GemvInput::rmsnorm ? (static_cast<size_t>(ld) * sizeof(W) + 15) / 16 * 16 : 0;
+  return xs + (async ? kRingBytes : 0);
+}
+
+template <typename W, GemvInput In, GemvOutput Out, int KSplit, bool Async>
+void launch(const GemvArgs& a, cudaStream_t s) {
+  const size_t smem = dyn_smem<W, In>(a.ld, Async);
+  auto kernel = Async ? gemv_async_kernel<W, In, Out, KSplit> : gemv_kernel<W, In, Out, KSplit>;
+  const int pairs = (a.rows + kRowsPerWarp - 1) / kRowsPerWarp;
+  const int occupancy = blocks_per_sm<W, In, Out, KSplit, Async>(smem);
+  const int per_sm = blocks_per_sm_override() > 0 ? blocks_per_sm_override() : occupancy;
+  const int blocks = std::min(pairs, sm_count() * per_sm);
+  if (std::getenv("ATLAS_GEMV_VERBOSE") != nullptr) {
+    static std::mutex mu;
+    static std::set<std::tuple<int, int, int, int>> seen;
+    std::lock_guard<std::mutex> lock(mu);
+    if (seen.insert({a.rows, a.k, static_cast<int>(In), static_cast<int>(Out)}).second)
+      std::fprintf(stderr, "gemv %s rows %d k %d in %d out %d: ksplit %d, %d blocks (%d resident/SM, %d SMs), %.1f pairs/block\n",
+                   Async ? "async" : "regs", a.rows, a.k, static_cast<int>(In), static_cast<int>(Out), KSplit, blocks,
+                   occupancy, sm_count(), static_cast<double>(pairs) / blocks);
+  }
+  launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
+             static_cast<const W*>(a.norm), a.eps, a.y);
+}
+
+/// K split with the least estimated time for a persistent grid of `grid` blocks: a block does
+/// ceil(pairs per block / (8 / ks)) steps, each costing 1/ks of a full-K pass plus a fixed
+/// quarter pass (the reduction, barrier and pipeline refill). Without the fixed cost a 47-pair
+/// block picked ks = 8 and ran 2x slower than ks = 1 (ncu, 2026-11-29).
+int pick_ksplit(int rows, int grid) {
+  const int pairs = (rows + kRowsPerWarp - 1) / kRowsPerWarp;
+  const int per_block = (pairs + grid - 1) / grid;
+  int best = 1;
+  double best_t = 1e30;
+  for (int ks = 1; ks <= 8; ks *= 2) {
+    const int steps = (per_block + (kWarps / ks) - 1) / (kWarps / ks);
+    const double t = steps * (1.0 / ks + 0.25);
+    if (t < best_t - 1e-9) { best_t = t; best = ks; }
+  }
+  return best;
+}
+
+template <typename W, GemvInput In, GemvOutput Out, bool Async>
+void launch_split_as(const GemvArgs& a, cudaStream_t s) {
+  const size_t smem = dyn_smem<W, In>(a.ld, Async);
+  const int grid = sm_count() * (blocks_per_sm_override() > 0 ? blocks_per_sm_override()
+                                                               : blocks_per_sm<W, In, Out, 1, Async>(smem));
+  switch (pick_ksplit(a.rows, grid)) {
+    case 1: return launch<W, In, Out, 1, Async>(a, s);
+    case 2: return launch<W, In, Out, 2, Async>(a, s);
+    case 4: return launch<W, In, Out, 4, Async>(a, s);
+    default: return launch<W, In, Out, 8, Async>(a, s);
+  }
+}
+
+template <typename W, GemvInput In, GemvOutput Out>
+void launch_split(const GemvArgs& a, cudaStream_t s) {
+  if (use_async()) launch_split_as<W, In, Out, true>(a, s);
+  else launch_split_as<W, In, Out, false>(a, s);
+}
+
+template <typename W>
+void dispatch(const GemvArgs& a, cudaStream_t s) {
+  using I = GemvInput;
+  using O = GemvOutput;
+  if (a.input == I::rmsnorm) {
+    if (a.output == O::store) return launch_split<W, I::rmsnorm, O::store>(a, s);
+    if (a.output == O::add) return launch_split<W, I::rmsnorm, O::add>(a, s);
+    return launch_split<W, I::rmsnorm, O::swiglu>(a, s);
+  }
+  if (a.output == O::store) return launch_split<W, I::plain, O::store>(a, s);
+  if (a.output == O::add) return launch_split<W, I::plain, O::add>(a, s);
+  return launch_split<W, I::plain, O::swiglu>(a, s);
+}
+
+template <typename W, GemvInput In, GemvOutput Out>
+void set_smem_all(int max_ld) {
+  const int regs = static_cast<int>(dyn_smem<W, In>(max_ld, false));
+  const int async = static_cast<int>(dyn_smem<W, In>(max_ld, true));
+  auto set = [](auto fn, int bytes) {
+    if (bytes > 0) ATLAS_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  };
+  set(gemv_kernel<W, In, Out, 1>, regs);
+  set(gemv_kernel<W, In, Out, 2>, regs);
+  set(gemv_kernel<W, In, Out, 4>, regs);
+  set(gemv_kernel<W, In, Out, 8>, regs);
+  set(gemv_async_kernel<W, In, Out, 1>, async);
+  set(gemv_async_kernel<W, In, Out, 2>, async);
+  set(gemv_async_kernel<W, In, Out, 4>, async);
+  set(gemv_async_kernel<W, In, Out, 8>, async);
+}
+
+template <typename W>
+void set_smem(int max_ld) {
+  using I = GemvInput;
+  using O = GemvOutput;
+  set_smem_all<W, I::rmsnorm, O::store>(max_ld);
+  set_smem_all<W, I::rmsnorm, O::add>(max_ld);
+  set_smem_all<W, I::rmsnorm, O::swiglu>(max_ld);
+  set_smem_all<W, I::plain, O::store>(max_ld);
+  set_smem_all<W, I::plain, O::add>(max_ld);
+  set_smem_all<W, I::plain, O::swiglu>(max_ld);
+}
+
+}  // namespace
+
+void gemv(const GemvArgs& a, cudaStream_t stream) {
+  if (a.ld % 8 != 0 || a.ld < a.k) throw KernelError("gemv: ld must be a multiple of 8 and >= k");
+  if (a.output == GemvOutput::swiglu && a.rows % 2 != 0) throw KernelError("gemv: swiglu needs an even row count");
+  if (a.wtype == DType::bf16) dispatch<__nv_bfloat16>(a, stream);
+  else dispatch<float>(a, stream);
+}
+
+void gemv_prepare(int max_ld) {
+  sm_count();
+  set_smem<__nv_bfloat16>(max_ld);
+  set_smem<float>(max_ld);
+}
+
+}  // namespace atlas::kernels

@@ -1,0 +1,24 @@
+#include "kernels/launch.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+namespace atlas::kernels {
+namespace {
+std::atomic<int> g_pdl{-1};
+}
+
+bool pdl_enabled() {
+  int v = g_pdl.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* e = std::getenv("ATLAS_NO_PDL");
+    v = (e != nullptr && *e != '\0' && std::string(e) != "0") ? 0 : 1;
+    g_pdl.store(v, std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+
+void set_pdl_enabled(bool on) { g_pdl.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+}  // namespace atlas::kernels

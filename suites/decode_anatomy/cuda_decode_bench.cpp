@@ -1,0 +1,155 @@
+#ifdef ATLAS_HAVE_CUDA
+#include "suites/decode_anatomy/cuda_decode_bench.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/clock.hpp"
+#include "engine/cuda/cuda_decoder.hpp"
+#include "engine/formats/presets.hpp"
+#include "kernels/check.hpp"
+
+namespace atlas::suites {
+
+engine::ModelConfig qwen3_8b_config() { return engine::find_preset("qwen3-8b").config; }
+engine::ModelConfig qwen3_0_6b_config() { return engine::find_preset("qwen3-0.6b").config; }
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+double measure_copy_bandwidth() {
+  const std::size_t bytes = std::size_t{2} << 30;
+  void *a = nullptr, *b = nullptr;
+  ATLAS_CUDA_CHECK(cudaMalloc(&a, bytes));
+  ATLAS_CUDA_CHECK(cudaMalloc(&b, bytes));
+  ATLAS_CUDA_CHECK(cudaMemset(a, 1, bytes));
+  cudaEvent_t e0, e1;
+  ATLAS_CUDA_CHECK(cudaEventCreate(&e0));
+  ATLAS_CUDA_CHECK(cudaEventCreate(&e1));
+  std::vector<double> rates;
+  for (int i = 0; i < 12; ++i) {
+    ATLAS_CUDA_CHECK(cudaEventRecord(e0));
+    ATLAS_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
+    ATLAS_CUDA_CHECK(cudaEventRecord(e1));
+    ATLAS_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    ATLAS_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (i >= 2) rates.push_back(2.0 * bytes / (ms * 1e-3));  // read + write
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(a);
+  cudaFree(b);
+  return median(rates);
+}
+
+nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const CudaDecodeBenchOptions& opts,
+                                     double copy_bytes_per_s) {
+  using engine::cuda::CudaDecoder;
+  engine::Model model;
+  model.config = config;
+  model.source.format = "preset";
+  model.source.preset = config.name;
+  model.source.seed = 42;
+  const int max_seq = std::max(opts.prompt_tokens + opts.new_tokens, opts.ttft_prompt_tokens + 1) + 64;
+  nlohmann::json out;
+  out["model"] = config.name;
+  out["dtype"] = opts.bf16 ? "bf16" : "f32";
+  out["prompt_tokens"] = opts.prompt_tokens;
+  out["new_tokens"] = opts.new_tokens;
+  out["copy_bandwidth_GBps"] = copy_bytes_per_s / 1e9;
+  for (bool graphs : {true, false}) {
+    engine::cuda::DecoderOptions o;
+    o.wtype = opts.bf16 ? kernels::DType::bf16 : kernels::DType::f32;
+    o.max_seq = max_seq;
+    o.graphs = graphs;
+    const std::int64_t t_load0 = atlas::now_ns();
+    CudaDecoder dec(model, o, 42);
+    const double load_s = (atlas::now_ns() - t_load0) * 1e-9;
+    std::vector<int> prompt(opts.prompt_tokens);
+    for (int i = 0; i < opts.prompt_tokens; ++i) prompt[i] = (i * 7919 + 13) % config.vocab_size;
+    std::vector<double> tok_s, itl_p50_us, ttft_ms;
+    std::int64_t captures = 0;
+    for (int rep = 0; rep < opts.repeats + 1; ++rep) {  // first repetition warms up (captures)
+      dec.reset_counters();
+      const std::int64_t t0 = atlas::now_ns();
+      int tok = dec.run(prompt, 0, false);
+      const std::int64_t t1 = atlas::now_ns();
+      std::vector<double> itl;
+      std::int64_t prev = t1;
+      for (int s = 0; s < opts.new_tokens; ++s) {
+        tok = dec.run(std::span<const int>(&tok, 1), opts.prompt_tokens + s, false);
+        const std::int64_t now = atlas::now_ns();
+        itl.push_back((now - prev) * 1e-3);
+        prev = now;
+      }
+      if (rep == 0) {
+        captures = dec.counters().graph_captures;
+        continue;
+      }
+      ttft_ms.push_back((t1 - t0) * 1e-6);
+      tok_s.push_back(opts.new_tokens / ((prev - t1) * 1e-9));
+      itl_p50_us.push_back(median(itl));
+    }
+    const auto& c = dec.counters();
+    const int mid_kv = opts.prompt_tokens + opts.new_tokens / 2;
+    const double bytes_tok = static_cast<double>(dec.bytes_per_token(mid_kv));
+    const double roof_tok_s = copy_bytes_per_s / bytes_tok;
+    nlohmann::json r;
+    r["load_s"] = load_s;
+    r["decode_tok_s"] = median(tok_s);
+    r["itl_p50_us"] = median(itl_p50_us);
+    r["prefill_ttft_ms"] = median(ttft_ms);
+    r["bytes_per_token"] = bytes_tok;
+    r["roofline_tok_s"] = roof_tok_s;
+    r["roofline_pct"] = 100.0 * median(tok_s) / roof_tok_s;
+    r["graph_captures_warmup"] = captures;
+    r["per_token"] = {{"graph_launches", double(c.graph_launches) / c.decode_steps},
+                      {"kernel_launches", double(c.kernel_launches) / c.decode_steps},
+                      {"host_syncs", double(c.host_syncs - c.prefill_calls) / c.decode_steps},
+                      {"h2d_copies", double(c.h2d_copies - c.prefill_calls) / c.decode_steps},
+                      {"d2h_copies", double(c.d2h_copies - c.prefill_calls) / c.decode_steps},
+                      {"kernels_per_step", dec.step_kernel_stages().size()}};
+    const auto& plan = dec.memory_plan();
+    r["memory_plan_bytes"] = {{"weights", plan.weights}, {"kv_cache", plan.kv_cache},
+                              {"decode_workspace", plan.decode_workspace},
+                              {"prefill_workspace", plan.prefill_workspace}, {"total", plan.total},
+                              {"prefill_chunk", plan.prefill_chunk}};
+    if (graphs && opts.ttft_prompt_tokens > 0) {
+      std::vector<int> longp(opts.ttft_prompt_tokens);
+      for (int i = 0; i < opts.ttft_prompt_tokens; ++i) longp[i] = (i * 104729 + 7) % config.vocab_size;
+      std::vector<double> t;
+      for (int rep = 0; rep < opts.repeats + 1; ++rep) {
+        const std::int64_t t0 = atlas::now_ns();
+        dec.run(longp, 0, false);
+        if (rep > 0) t.push_back((atlas::now_ns() - t0) * 1e-6);
+      }
+      r["ttft_long_prompt_ms"] = median(t);
+      r["ttft_long_prompt_tokens"] = opts.ttft_prompt_tokens;
+    }
+    out[graphs ? "graph" : "eager"] = r;
+    std::printf("%-11s %-5s %-5s decode %8.1f tok/s  (roofline %7.1f tok/s at %.1f GB/tok, %5.1f%%)  ITL p50 %7.1f us  "
+                "prefill(%d) %7.2f ms%s\n",
+                config.name.c_str(), out["dtype"].get<std::string>().c_str(), graphs ? "graph" : "eager",
+                r["decode_tok_s"].get<double>(), roof_tok_s, bytes_tok / 1e9, r["roofline_pct"].get<double>(),
+                r["itl_p50_us"].get<double>(), opts.prompt_tokens, r["prefill_ttft_ms"].get<double>(),
+                r.contains("ttft_long_prompt_ms")
+                    ? (" TTFT(" + std::to_string(opts.ttft_prompt_tokens) + ") " +
+                       std::to_string(r["ttft_long_prompt_ms"].get<double>()) + " ms")
+                          .c_str()
+                    : "");
+    std::fflush(stdout);
+  }
+  return out;
+}
+
+}  // namespace atlas::suites
+#endif  // ATLAS_HAVE_CUDA

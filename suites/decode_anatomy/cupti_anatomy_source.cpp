@@ -1,0 +1,99 @@
+#include "suites/decode_anatomy/cupti_anatomy_source.hpp"
+
+#ifdef ATLAS_HAVE_CUDA
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "engine/cuda/cuda_backend.hpp"
+#include "engine/cuda/cuda_decoder.hpp"
+#include "engine/stage.hpp"
+#include "suites/decode_anatomy/cupti_tracer.hpp"
+
+namespace atlas::suites {
+namespace {
+
+class CuptiAnatomySource final : public AnatomySource {
+ public:
+  explicit CuptiAnatomySource(engine::cuda::CudaDecoder& dec) : dec_(&dec) {}
+  ~CuptiAnatomySource() override { dec_->set_step_observer({}); }
+
+  std::string name() const override { return "cupti"; }
+  std::string time_basis() const override { return "GPU kernel time (CUPTI), charged exclusively in launch order"; }
+
+  void begin() override {
+    tracer_ = std::make_unique<CuptiTracer>();
+    CuptiTracer* t = tracer_.get();
+    dec_->set_step_observer([t](bool start) {
+      if (start) t->begin_window();
+      else t->end_window();
+    });
+  }
+
+  AnatomyWindow end() override {
+    dec_->set_step_observer({});
+    const std::vector<TraceWindow> windows = tracer_->finish();
+    tracer_.reset();
+    const bool graphs = dec_->graphs_enabled();
+    const auto& stages = dec_->step_kernel_stages();
+    std::map<std::string, StageAnatomy> by;
+    for (int i = 0; i < engine::kStageCount; ++i) {
+      StageAnatomy s;
+      s.stage = std::string(engine::to_string(static_cast<engine::Stage>(i)));
+      s.calls = s.launches = s.graph_launches = s.host_syncs = s.copies_h2d = s.copies_d2h = s.time_ns = 0.0;
+      by[s.stage] = s;
+    }
+    auto stage = [&](const std::string& n) -> StageAnatomy& {
+      auto it = by.find(n);
+      if (it != by.end()) return it->second;
+      StageAnatomy s;
+      s.stage = n;
+      s.calls = s.launches = s.graph_launches = s.host_syncs = s.copies_h2d = s.copies_d2h = s.time_ns = 0.0;
+      return by[n] = s;
+    };
+    for (const auto& w : windows) {
+      const bool mapped = w.kernels.size() == stages.size();
+      std::uint64_t prev_end = w.kernels.empty() ? 0 : w.kernels.front().start;
+      for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+        const auto& k = w.kernels[i];
+        StageAnatomy& s = stage(mapped ? std::string(engine::to_string(stages[i])) : "unattributed");
+        const std::uint64_t from = std::max(k.start, prev_end);
+        *s.time_ns += k.end > from ? static_cast<double>(k.end - from) : 0.0;
+        prev_end = std::max(prev_end, k.end);
+        *s.calls += 1;
+        *s.launches += 1;
+        if (k.graph_id != 0) *s.graph_launches += 1;
+      }
+      // The step's H2D copy carries the token id and position the embedding reads; its D2H copy
+      // and host sync return the sampled token.
+      for (const auto& c : w.copies) {
+        if (c.direction == CopyDirection::h2d) *stage("embed").copies_h2d += 1;
+        if (c.direction == CopyDirection::d2h) *stage("sample").copies_d2h += 1;
+      }
+      *stage("sample").host_syncs += static_cast<double>(w.runtime.syncs);
+    }
+    (void)graphs;
+    AnatomyWindow out;
+    for (auto& [n, s] : by) out.stages.push_back(s);
+    return out;
+  }
+
+ private:
+  engine::cuda::CudaDecoder* dec_;
+  std::unique_ptr<CuptiTracer> tracer_;
+};
+
+}  // namespace
+
+std::unique_ptr<AnatomySource> make_cupti_anatomy_source(engine::Backend& backend) {
+  engine::cuda::CudaDecoder* dec = engine::cuda_decoder_of(backend);
+  if (dec == nullptr) return nullptr;
+  return std::make_unique<CuptiAnatomySource>(*dec);
+}
+
+}  // namespace atlas::suites
+#else
+namespace atlas::suites {
+std::unique_ptr<AnatomySource> make_cupti_anatomy_source(engine::Backend&) { return nullptr; }
+}  // namespace atlas::suites
+#endif

@@ -1,0 +1,70 @@
+#pragma once
+// CUPTI activity tracing + runtime/driver API callbacks, with the trace cut into windows (one
+// per decoded token) by the caller. Kernels inside CUDA graphs are traced individually
+// (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL carries graph kernels with their graph node id).
+// One tracer per process at a time (CUPTI allows one subscriber).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace atlas::suites {
+
+struct TracedKernel {
+  std::uint64_t start = 0, end = 0;  ///< ns, CUPTI clock
+  std::string name;
+  std::uint64_t graph_node_id = 0;   ///< 0 outside graphs
+  std::uint32_t graph_id = 0;
+};
+
+enum class CopyDirection { h2d, d2h, d2d, other };
+
+struct TracedCopy {
+  std::uint64_t start = 0, end = 0, bytes = 0;
+  CopyDirection direction = CopyDirection::other;
+  bool pageable = false;             ///< the host side is pageable (not page-locked) memory
+  bool in_graph = false;
+};
+
+/// Host API calls seen by the callbacks, by kind.
+struct ApiCalls {
+  std::int64_t kernel_launches = 0;  ///< cudaLaunchKernel*, cuLaunchKernel* (not graph launches)
+  std::int64_t graph_launches = 0;   ///< cudaGraphLaunch / cuGraphLaunch
+  std::int64_t syncs = 0;            ///< *Synchronize calls (stream, event, device, context)
+  std::int64_t copies = 0;           ///< cudaMemcpy* / cuMemcpy* calls
+  std::int64_t memsets = 0;
+  std::int64_t mallocs = 0;          ///< cudaMalloc* / cudaFree* / cuMemAlloc* / cuMemFree*
+  std::int64_t total = 0;
+};
+
+/// Everything traced inside one window.
+struct TraceWindow {
+  std::uint64_t t0 = 0, t1 = 0;      ///< ns, CUPTI clock (same timebase as activity records)
+  std::vector<TracedKernel> kernels;  ///< sorted by start
+  std::vector<TracedCopy> copies;
+  std::int64_t memsets = 0;
+  std::int64_t sync_records = 0;     ///< CUPTI synchronization activity records
+  ApiCalls runtime, driver;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  ///< all GPU activity intervals
+};
+
+class CuptiTracer {
+ public:
+  /// Subscribes and enables tracing; throws atlas::Error naming the failing CUPTI call.
+  CuptiTracer();
+  ~CuptiTracer();
+  CuptiTracer(const CuptiTracer&) = delete;
+  CuptiTracer& operator=(const CuptiTracer&) = delete;
+
+  void begin_window();
+  void end_window();
+  /// Flushes CUPTI's buffers and returns the windows with their records (call once, at the end).
+  std::vector<TraceWindow> finish();
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace atlas::suites

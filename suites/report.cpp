@@ -1,0 +1,35 @@
+#include "suites/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "records/summary.hpp"
+
+namespace atlas::suites {
+
+namespace {
+std::string num(double v) {
+  if (std::isnan(v)) return "-";
+  char buf[64];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  }
+  return buf;
+}
+}  // namespace
+
+Table metrics_table(const records::SuiteResult& result) {
+  Table t;
+  t.title = result.name;
+  t.header = {"metric", "unit", "better", "kind", "n", "p50", "p90", "p99", "min", "max"};
+  for (const auto& [name, m] : result.metrics) {
+    const records::Summary s = records::summarize(m.samples);
+    t.rows.push_back({name, m.unit, records::to_string(m.better), records::to_string(m.kind), std::to_string(s.n),
+                      num(s.p50), num(s.p90), num(s.p99), num(s.min), num(s.max)});
+  }
+  return t;
+}
+
+}  // namespace atlas::suites

@@ -1,0 +1,281 @@
+// The prompt BFCL's prompt mode builds (spec §8) and the suite run against a scripted Target.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <sstream>
+
+#include "suites/bfcl/bfcl_error.hpp"
+#include "suites/bfcl/bfcl_suite.hpp"
+#include "suites/bfcl/prompt.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas::suites::bfcl;
+namespace suites = atlas::suites;
+
+namespace {
+
+// Bytes are tokens 0..255; BOS 256, EOS 257.
+class ByteTokenizer : public atlas::engine::Tokenizer {
+ public:
+  std::vector<int> encode(std::string_view text, bool add_bos) const override {
+    std::vector<int> ids;
+    if (add_bos) ids.push_back(256);
+    for (unsigned char c : text) ids.push_back(c);
+    return ids;
+  }
+  std::string token_bytes(int, int id) const override { return id < 256 ? std::string(1, static_cast<char>(id)) : ""; }
+  int vocab_size() const override { return 258; }
+  std::optional<int> bos_id() const override { return 256; }
+  std::optional<int> eos_id() const override { return 257; }
+  std::vector<int> stop_ids() const override { return {257}; }
+  std::optional<int> piece_to_id(std::string_view) const override { return std::nullopt; }
+};
+
+class ScriptedTarget : public suites::Target {
+ public:
+  std::function<suites::TargetResponse(const suites::TargetRequest&)> answer;
+  std::vector<suites::TargetRequest> requests;
+  int ctx = 512;
+
+  std::string name() const override { return "scripted"; }
+  suites::TargetResponse generate(const suites::TargetRequest& req) override {
+    requests.push_back(req);
+    suites::TargetResponse r = answer(req);
+    r.t_request_ns = 1'000'000;
+    r.token_t_ns = {2'000'000, 3'000'000, 4'000'000, 5'000'000, 6'000'000};  // 4 tokens in 4 ms after the first
+    r.t_end_ns = 6'000'000;
+    return r;
+  }
+  void reset_session() override {}
+  const atlas::engine::Tokenizer& tokenizer() const override { return tok_; }
+  int context_length() const override { return ctx; }
+  nlohmann::json provenance() const override { return nlohmann::json::object(); }
+
+ private:
+  ByteTokenizer tok_;
+};
+
+const BfclDataset& data() {
+  static const BfclDataset ds = load_bfcl_dataset(atlas::test::data_dir());
+  return ds;
+}
+
+// Text the scripted model answers: the first acceptable value of every GT parameter.
+std::string gt_answer(const BfclEntry& e) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < e.ground_truth.size(); ++i) {
+    const auto& g = e.ground_truth[i];
+    if (i) out += ", ";
+    out += g.name + "(";
+    bool first = true;
+    for (const auto& [p, acc] : g.params) {
+      if (acc.empty() || (acc[0].is_str() && acc[0].str().empty())) continue;
+      if (!first) out += ", ";
+      first = false;
+      out += p + "=" + py_repr(acc[0]);
+    }
+    out += ")";
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+TEST_CASE("bfcl prompt: default system prompt (spec §8)") {
+  const BfclEntry* e = data().find("simple_python_1");
+  REQUIRE(e != nullptr);
+  const auto fns = functions_for_generation(*e);
+  CHECK(fns[0]["description"] ==
+        "Calculate the factorial of a given number. Note that the provided function is in Python 3 syntax.");
+  const std::string sys = system_prompt(fns);
+  CHECK(sys.rfind("You are an expert in composing functions.You are given a question and a set of possible functions.", 0) == 0);
+  CHECK(sys.find("[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)].  You SHOULD NOT") != std::string::npos);
+  CHECK(sys.find("Here is a list of functions in json format that you can invoke.\n[\n    {\n        \"name\": \"math.factorial\",\n") != std::string::npos);
+  CHECK(sys.back() == '\n');
+  const auto msgs = prompt_messages(*e);
+  REQUIRE(msgs.size() == 2);
+  CHECK(msgs[0]["role"] == "system");
+  CHECK(msgs[0]["content"] == sys);
+  CHECK(msgs[1]["content"] == "Calculate the factorial of 5 using math functions.");
+  const std::string text = render_plain_text(msgs);
+  CHECK(text.rfind("System: You are an expert", 0) == 0);
+  CHECK(text.find("\n\nUser: Calculate the factorial of 5 using math functions.\n\nAssistant:") != std::string::npos);
+}
+
+TEST_CASE("bfcl prompt: an existing system message gets the prompt in front (MU:374-400)") {
+  const BfclEntry* e = data().find("live_simple_58-27-0");
+  REQUIRE(e != nullptr);
+  const auto msgs = prompt_messages(*e);
+  CHECK(msgs.size() == e->question[0].size());
+  const std::string content = msgs[0]["content"];
+  CHECK(content.rfind("You are an expert in composing functions.", 0) == 0);
+  CHECK(content.find("\n\n\nYou are an AI chatbot who helps users") != std::string::npos);
+}
+
+TEST_CASE("bfcl prompt: json.dumps(indent=4) escapes non-ASCII; OpenAI tools (spec §8)") {
+  CHECK(python_json_dumps_indent4(nlohmann::ordered_json::parse(R"({"a": ["é", 1.5, 2, true, null, {}, []]})")) ==
+        "{\n    \"a\": [\n        \"\\u00e9\",\n        1.5,\n        2,\n        true,\n        null,\n        {},\n        []\n    ]\n}");
+  const BfclEntry e = [] {
+    return parse_question_line(
+        R"({"id": "simple_python_1", "question": [[{"role": "user", "content": "q"}]], "function": [{"name": "geo.dist", "description": "d", "parameters": {"type": "dict", "properties": {"x": {"type": "float", "description": "x"}, "t": {"type": "tuple", "items": {"type": "float"}}, "o": {"type": "dict", "properties": {"k": {"type": "any"}}}}, "required": ["x"]}}]})",
+        "test");
+  }();
+  const auto tools = openai_tools(e, true);
+  REQUIRE(tools.size() == 1);
+  const auto& f = tools[0]["function"];
+  CHECK(tools[0]["type"] == "function");
+  CHECK(f["name"] == "geo_dist");
+  CHECK(f["parameters"]["type"] == "object");
+  CHECK(f["parameters"]["properties"]["x"]["type"] == "number");
+  CHECK(f["parameters"]["properties"]["x"]["format"] == "float");
+  CHECK(f["parameters"]["properties"]["x"]["description"] == "x This is a float type value.");
+  CHECK(f["parameters"]["properties"]["t"]["type"] == "array");
+  CHECK(f["parameters"]["properties"]["t"]["items"]["type"] == "number");
+  CHECK(f["parameters"]["properties"]["o"]["type"] == "object");
+  CHECK(f["parameters"]["properties"]["o"]["properties"]["k"]["type"] == "string");
+  CHECK(openai_tools(e, false)[0]["function"]["name"] == "geo.dist");
+}
+
+TEST_CASE("bfcl suite: deterministic sample by id") {
+  BfclSuiteConfig cfg;
+  cfg.categories = {"simple_python", "live_simple"};
+  cfg.per_category = 4;
+  const auto a = select_entries(data(), cfg);
+  const auto b = select_entries(data(), cfg);
+  REQUIRE(a.size() == 8);
+  CHECK(a == b);
+  CHECK(a[0]->id == "simple_python_1");
+  for (std::size_t i = 0; i < 4; ++i) CHECK(a[i]->category == "simple_python");
+  for (std::size_t i = 4; i < 8; ++i) CHECK(a[i]->category == "live_simple");
+}
+
+TEST_CASE("bfcl suite: a model answering the ground truth scores 1.0; metrics and truncation") {
+  ScriptedTarget target;
+  target.ctx = 100000;  // everything fits
+  target.answer = [&](const suites::TargetRequest& req) {
+    suites::TargetResponse r;
+    // Find which entry this prompt is for: the user question is at the end of the prompt text.
+    for (const auto& e : data().entries) {
+      if (e.category != "simple_python" && e.category != "parallel" && e.category != "irrelevance") continue;
+      const std::string q = e.question[0].back()["content"];
+      if (req.prompt_text.size() > q.size() + 12 &&
+          req.prompt_text.compare(req.prompt_text.size() - q.size() - 12, q.size(), q) == 0) {
+        r.text = e.ground_truth.empty() ? "I cannot help." : gt_answer(e);
+        return r;
+      }
+    }
+    r.text = "?";
+    return r;
+  };
+  BfclSuiteConfig cfg;
+  cfg.categories = {"simple_python", "parallel", "irrelevance"};
+  cfg.per_category = 3;
+  cfg.max_new_tokens = 32;
+  const auto res = run_bfcl_suite(target, cfg, data());
+  CHECK(res.name == "bfcl");
+  REQUIRE(target.requests.size() == 9);
+  CHECK(target.requests[0].max_new_tokens == 32);
+  CHECK(target.requests[0].sampling.greedy());
+  CHECK(target.requests[0].prompt_ids.front() == 256);
+  CHECK(target.requests[0].messages.is_array());
+  CHECK(target.requests[0].tools.is_null());
+  const auto& acc = res.metrics.at("accuracy.simple_python");
+  CHECK(acc.kind == atlas::records::MetricKind::accuracy);
+  CHECK(acc.better == atlas::records::Better::higher);
+  CHECK(acc.samples == std::vector<double>{1, 1, 1});
+  CHECK(res.metrics.at("accuracy.parallel").samples == std::vector<double>{1, 1, 1});
+  CHECK(res.metrics.at("accuracy.irrelevance").samples == std::vector<double>{1, 1, 1});
+  CHECK(res.metrics.at("accuracy.overall").samples.size() == 9);
+  CHECK(res.metrics.at("decode_tokens_per_s").samples.at(0) == doctest::Approx(1000.0));  // 4 tokens / 4 ms
+  CHECK(res.metrics.at("decode_tokens_per_s").kind == atlas::records::MetricKind::timed);
+  CHECK(res.metrics.at("time_per_entry_ms").samples.at(0) == doctest::Approx(5.0));
+  CHECK(res.metrics.at("entries_skipped").samples == std::vector<double>{0});
+  CHECK(res.metrics.at("entries_truncated").samples == std::vector<double>{0});
+  CHECK(res.metrics.at("entries_skipped").kind == atlas::records::MetricKind::counted);
+  CHECK(res.details["summary"]["categories"]["parallel"]["accuracy"] == 1.0);
+  CHECK(res.config["per_category"] == 3);
+}
+
+TEST_CASE("bfcl suite: prompts over the context are truncated or skipped and counted") {
+  ScriptedTarget target;  // 512-token context; every BFCL prompt is longer in bytes
+  target.answer = [](const suites::TargetRequest&) {
+    suites::TargetResponse r;
+    r.text = "[math.factorial(number=5)]";
+    return r;
+  };
+  BfclSuiteConfig cfg;
+  cfg.categories = {"simple_python"};
+  cfg.per_category = 2;
+  cfg.max_new_tokens = 12;
+  const auto res = run_bfcl_suite(target, cfg, data());
+  REQUIRE(target.requests.size() == 2);
+  CHECK(target.requests[0].prompt_ids.size() == 500);  // 512 - 12, BOS kept
+  CHECK(target.requests[0].prompt_ids.front() == 256);
+  CHECK(target.requests[0].prompt_text.size() == 499);
+  CHECK(target.requests[0].prompt_text.substr(target.requests[0].prompt_text.size() - 10) == "Assistant:");
+  CHECK(res.metrics.at("entries_truncated").samples == std::vector<double>{2});
+  CHECK(res.metrics.at("accuracy.simple_python").samples == std::vector<double>{1, 0});  // simple_python_1 is factorial(5)
+
+  cfg.truncate_overflow = false;
+  ScriptedTarget skipping;
+  skipping.answer = target.answer;
+  const auto res2 = run_bfcl_suite(skipping, cfg, data());
+  CHECK(skipping.requests.empty());
+  CHECK(res2.metrics.at("entries_skipped").samples == std::vector<double>{2});
+  CHECK(res2.metrics.at("accuracy.simple_python").samples.empty());
+}
+
+TEST_CASE("bfcl suite: native function calling sends tools and scores tool_calls") {
+  ScriptedTarget target;
+  target.ctx = 100000;
+  target.answer = [](const suites::TargetRequest& req) {
+    suites::TargetResponse r;
+    REQUIRE(req.tools.is_array());
+    r.tool_calls = nlohmann::json::parse(
+        R"([{"id": "c1", "type": "function", "function": {"name": "math_factorial", "arguments": "{\"number\": 5}"}}])");
+    return r;
+  };
+  BfclSuiteConfig cfg;
+  cfg.categories = {"simple_python", "irrelevance"};
+  cfg.per_category = 1;
+  cfg.mode = BfclMode::native_fc;
+  cfg.underscore_to_dot = true;
+  const auto res = run_bfcl_suite(target, cfg, data());
+  REQUIRE(target.requests.size() == 2);
+  CHECK(target.requests[0].tools[0]["function"]["name"] == "math_factorial");
+  CHECK(target.requests[0].messages.size() == 1);  // no system prompt in FC mode
+  CHECK(res.metrics.at("accuracy.simple_python").samples == std::vector<double>{1});
+  CHECK(res.metrics.at("accuracy.irrelevance").samples == std::vector<double>{0});  // a call where none belongs
+}
+
+TEST_CASE("bfcl suite: failed requests are counted, not scored") {
+  ScriptedTarget target;
+  target.ctx = 100000;
+  target.answer = [](const suites::TargetRequest&) {
+    suites::TargetResponse r;
+    r.ok = false;
+    r.error = "connection refused";
+    return r;
+  };
+  BfclSuiteConfig cfg;
+  cfg.categories = {"multiple"};
+  cfg.per_category = 2;
+  const auto res = run_bfcl_suite(target, cfg, data());
+  CHECK(res.metrics.at("entries_failed").samples == std::vector<double>{2});
+  CHECK(res.metrics.at("accuracy.overall").samples.empty());
+}
+
+TEST_CASE("bfcl suite: config files") {
+  for (const char* name : {"bfcl-pr.json", "bfcl-nightly.json"}) {
+    const auto cfg = load_bfcl_config(atlas::test::source_dir() / "suites" / "config" / name);
+    CHECK(cfg.name == "bfcl");
+  }
+  const auto pr = load_bfcl_config(atlas::test::source_dir() / "suites" / "config" / "bfcl-pr.json");
+  CHECK(pr.categories == std::vector<std::string>{"simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance"});
+  CHECK(pr.per_category == 4);
+  CHECK_THROWS_WITH_AS(bfcl_config_from_json(nlohmann::json::parse(R"({"per_categroy": 4})"), "x.json"),
+                       "x.json: unknown field 'per_categroy'", BfclError);
+  CHECK_THROWS_WITH_AS(bfcl_config_from_json(nlohmann::json::parse(R"({"mode": "chat"})"), "x.json"),
+                       "x.json: field 'mode' must be \"prompt\" or \"native_fc\", got \"chat\"", BfclError);
+  CHECK_THROWS_AS(bfcl_config_from_json(nlohmann::json::parse(R"({"categories": ["simple_java"]})"), "x.json"), BfclError);
+}

@@ -1,0 +1,90 @@
+// stories260K.gguf is the llama2.c stories260K model: same weights, same tokenizer ids, and the
+// same greedy outputs as golden-public.jsonl (made with llama2.c run.c).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/backend.hpp"
+#include "engine/formats/llama2c.hpp"
+#include "engine/session.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas::engine;
+
+namespace {
+
+bool bit_equal(std::span<const float> a, std::span<const float> b) { return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size_bytes()) == 0; }
+
+std::vector<nlohmann::json> golden_records() {
+  std::ifstream in(atlas::test::golden_jsonl());
+  REQUIRE_MESSAGE(in, "missing " << atlas::test::golden_jsonl());
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("stories260K.gguf weights equal load_llama2c's, tensor by tensor") {
+  const Model g = load_model(atlas::test::stories_gguf());
+  const Model c = load_llama2c(atlas::test::stories_bin(), atlas::test::stories_tok());
+  CHECK(g.config.dim == c.config.dim);
+  CHECK(g.config.n_kv_heads == c.config.n_kv_heads);
+  CHECK(g.config.rope_layout == c.config.rope_layout);
+  CHECK(bit_equal(g.weights.tok_embd, c.weights.tok_embd));
+  CHECK(bit_equal(g.weights.output, c.weights.output));
+  CHECK(bit_equal(g.weights.output_norm, c.weights.output_norm));
+  REQUIRE(g.weights.layers.size() == c.weights.layers.size());
+  for (std::size_t l = 0; l < g.weights.layers.size(); ++l) {
+    CAPTURE(l);
+    const auto &a = g.weights.layers[l], &b = c.weights.layers[l];
+    CHECK(bit_equal(a.attn_norm, b.attn_norm));
+    CHECK(bit_equal(a.wq, b.wq));
+    CHECK(bit_equal(a.wk, b.wk));
+    CHECK(bit_equal(a.wv, b.wv));
+    CHECK(bit_equal(a.wo, b.wo));
+    CHECK(bit_equal(a.ffn_norm, b.ffn_norm));
+    CHECK(bit_equal(a.w_gate, b.w_gate));
+    CHECK(bit_equal(a.w_up, b.w_up));
+    CHECK(bit_equal(a.w_down, b.w_down));
+  }
+}
+
+TEST_CASE("load_model on the llama2.c file finds tok512.bin beside it") {
+  const Model m = load_model(atlas::test::stories_bin());
+  CHECK(m.source.format == "llama2c");
+  CHECK(m.source.path == atlas::test::stories_bin());
+  CHECK(m.source.metadata.at("tokenizer") == atlas::test::stories_tok().string());
+  REQUIRE(m.tokenizer != nullptr);
+  CHECK(m.tokenizer->vocab_size() == 512);
+}
+
+TEST_CASE("golden: stories260K.gguf reproduces every record's prompt_ids and greedy output_ids") {
+  Model model = load_model(atlas::test::stories_gguf());
+  REQUIRE(model.tokenizer);
+  auto backend = make_backend(model, {});
+  Session session(*backend);
+  const auto records = golden_records();
+  REQUIRE(records.size() >= 8);
+  for (const auto& rec : records) {
+    const std::string id = rec.at("id");
+    CAPTURE(id);
+    const auto prompt_ids = rec.at("prompt_ids").get<std::vector<int>>();
+    CHECK(model.tokenizer->encode(rec.at("prompt").get<std::string>(), true) == prompt_ids);
+    int steps = rec.at("steps").get<int>();
+    if (steps <= 0 || steps > 512) steps = 512;
+    GenerateRequest req;
+    req.prompt_ids = prompt_ids;
+    req.max_new_tokens = steps - static_cast<int>(prompt_ids.size()) + 1;
+    req.stop_ids = {1};  // llama2.c stops on BOS
+    req.reuse_prefix = false;
+    const GenerateResult r = session.generate(req);
+    CHECK(r.output_ids == rec.at("output_ids").get<std::vector<int>>());
+    CHECK(model.tokenizer->decode(r.output_ids, prompt_ids.back()) == rec.at("output_text").get<std::string>());
+  }
+}

@@ -1,0 +1,102 @@
+// End-to-end checks of `atlas-bench baseline ...` and `quiet-box` through the real executable
+// (ctest sets ATLAS_BENCH_EXE). The gate command itself runs the model and is exercised by
+// `make gate`, not here (unit tests stay fast).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/atomic_file.hpp"
+#include "common/json_file.hpp"
+#include "gates/baseline.hpp"
+#include "gates/process.hpp"
+#include "records/record_io.hpp"
+#include "tests/records/fixture.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas;
+
+namespace {
+
+struct Cli {
+  std::string exe;
+  std::filesystem::path cwd;
+  gates::ProcessResult operator()(std::vector<std::string> args) const {
+    args.insert(args.begin(), exe);
+    return gates::run_process(args, cwd);
+  }
+};
+
+std::optional<Cli> cli(const std::string& name) {
+  const char* exe = std::getenv("ATLAS_BENCH_EXE");
+  if (!exe || !*exe || !std::filesystem::exists(exe)) {
+    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    return std::nullopt;
+  }
+  return Cli{exe, test::scratch_dir(name)};
+}
+
+}  // namespace
+
+TEST_CASE("baseline init/show/accept/freeze through the CLI, with exit codes") {
+  const auto run = cli("gates_cli_baseline");
+  if (!run) return;
+  auto r = test::sample_record();
+  r.machine.machine_class = "cpu-test";
+  write_file_atomic(run->cwd / "rec.json", records::record_text(r));
+  const std::vector<std::string> common = {"--baselines-dir", "b", "--machine-class", "cpu-test"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+
+  auto res = (*run)(with({"baseline", "init", "--record", "rec.json"}));
+  INFO(res.err);
+  REQUIRE(res.exit_status == 0);
+  const auto path = run->cwd / "b" / "cpu-test" / "pr.BASELINE.json";
+  auto b = gates::load_baseline(path);
+  CHECK(b.metrics.at("ttft/ttft_ms").value == doctest::Approx(10.5));
+  CHECK(b.metrics.at("ttft/launches_per_token").value == 42);
+
+  CHECK((*run)(with({"baseline", "init", "--record", "rec.json"})).exit_status == 3);  // exists
+  CHECK((*run)(with({"baseline", "accept", "--record", "rec.json", "--metric", "ttft/ttft_ms"})).exit_status == 3);
+
+  r.suites["ttft"].metrics["launches_per_token"].samples = {50, 50, 50};
+  write_file_atomic(run->cwd / "rec2.json", records::record_text(r));
+  res = (*run)(with({"baseline", "ratchet", "--record", "rec2.json"}));
+  CHECK(res.exit_status == 0);
+  CHECK(gates::load_baseline(path).metrics.at("ttft/launches_per_token").value == 42);  // never loosens
+  res = (*run)(with({"baseline", "accept", "--record", "rec2.json", "--metric", "ttft/launches_per_token", "--reason",
+                     "fused kernel split for correctness"}));
+  CHECK(res.exit_status == 0);
+  b = gates::load_baseline(path);
+  CHECK(b.metrics.at("ttft/launches_per_token").value == 50);
+  CHECK(b.metrics.at("ttft/launches_per_token").history.back().reason == "fused kernel split for correctness");
+
+  CHECK((*run)(with({"baseline", "freeze", "--reason", "release"})).exit_status == 0);
+  CHECK(gates::load_baseline(path).frozen);
+  CHECK((*run)(with({"baseline", "accept", "--record", "rec.json", "--metric", "ttft/ttft_ms", "--reason", "x"})).exit_status ==
+        3);
+  res = (*run)(with({"baseline", "show"}));
+  CHECK(res.exit_status == 0);
+  CHECK(res.out.find("FROZEN") != std::string::npos);
+
+  auto j = read_json_file(path);
+  j["metrics"]["ttft/ttft_ms"]["kind"] = "wall";
+  write_file_atomic(path, j.dump());
+  res = (*run)(with({"baseline", "show"}));
+  CHECK(res.exit_status == 3);
+  CHECK(res.err.find("pr.BASELINE.json: field metrics[\"ttft/ttft_ms\"].kind") != std::string::npos);
+}
+
+TEST_CASE("quiet-box command reports JSON and exits 0 (quiet) or 2 (not quiet)") {
+  const auto run = cli("gates_cli_quiet");
+  if (!run) return;
+  const auto res = (*run)({"quiet-box", "--json"});
+  CHECK((res.exit_status == 0 || res.exit_status == 2));
+  const auto j = nlohmann::json::parse(res.out);
+  CHECK(j["quiet"].get<bool>() == (res.exit_status == 0));
+  CHECK(j["cpu"]["cores"].get<int>() >= 1);
+  CHECK(j.contains("gpu"));
+}

@@ -1,0 +1,220 @@
+// Kernel-level checks at production shapes (head_dim 128, K = 4096 / 12288, long contexts) that
+// the tiny-model decoder tests do not reach. References in float64 on the host.
+#ifdef ATLAS_HAVE_CUDA
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/attention.hpp"
+#include "kernels/check.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/gemv.hpp"
+#include "tests/gpu/gpu_test_util.hpp"
+
+using namespace atlas;
+using namespace atlas::kernels;
+using atlas::test::gpu::round_bf16;
+
+namespace {
+
+template <typename T>
+struct Dev {
+  T* p = nullptr;
+  explicit Dev(std::size_t n) { ATLAS_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T) + 16)); }
+  ~Dev() { cudaFree(p); }
+};
+
+std::vector<std::uint16_t> to_bf16_bits(const std::vector<float>& v) {
+  std::vector<std::uint16_t> o(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const float r = round_bf16(v[i]);
+    std::uint32_t u;
+    std::memcpy(&u, &r, 4);
+    o[i] = static_cast<std::uint16_t>(u >> 16);
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("bf16 GEMV with fused RMSNorm prologue and residual-add / SwiGLU epilogues at 8B shapes") {
+  ATLAS_REQUIRE_GPU();
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int k : {4096, 12288, 1000}) {
+    const int rows = 518, ld = padded_ld(k);
+    std::vector<float> w(static_cast<std::size_t>(rows) * ld, 0.0f), x(k), g(ld, 0.0f), y0(rows);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < k; ++c) w[static_cast<std::size_t>(r) * ld + c] = round_bf16(u(rng) / std::sqrt(k));
+    for (auto& v : x) v = u(rng) * 3.0f;
+    for (int c = 0; c < k; ++c) g[c] = round_bf16(1.0f + 0.2f * u(rng));
+    for (auto& v : y0) v = u(rng);
+    auto wb = to_bf16_bits(w), gb = to_bf16_bits(g);
+    Dev<std::uint16_t> dw(wb.size()), dg(gb.size()), dh(rows / 2);
+    Dev<float> dx(k), dy(rows);
+    ATLAS_CUDA_CHECK(cudaMemcpy(dw.p, wb.data(), wb.size() * 2, cudaMemcpyHostToDevice));
+    ATLAS_CUDA_CHECK(cudaMemcpy(dg.p, gb.data(), gb.size() * 2, cudaMemcpyHostToDevice));
+    ATLAS_CUDA_CHECK(cudaMemcpy(dx.p, x.data(), k * 4, cudaMemcpyHostToDevice));
+    ATLAS_CUDA_CHECK(cudaMemcpy(dy.p, y0.data(), rows * 4, cudaMemcpyHostToDevice));
+    gemv_prepare(ld);
+    // Reference: normalise, round to bf16 (the kernel's staged input), dot in float64.
+    double ss = 0;
+    for (float v : x) ss += static_cast<double>(v) * v;
+    const double inv = 1.0 / std::sqrt(ss / k + 1e-6);
+    std::vector<double> xn(k);
+    for (int c = 0; c < k; ++c) xn[c] = round_bf16(static_cast<float>(g[c] * (x[c] * inv)));
+    std::vector<double> dot(rows);
+    for (int r = 0; r < rows; ++r) {
+      double a = 0;
+      for (int c = 0; c < k; ++c) a += w[static_cast<std::size_t>(r) * ld + c] * xn[c];
+      dot[r] = a;
+    }
+    gemv({DType::bf16, dw.p, rows, k, ld, GemvInput::rmsnorm, dx.p, dg.p, 1e-6f, GemvOutput::add, dy.p}, nullptr);
+    std::vector<float> y(rows);
+    ATLAS_CUDA_CHECK(cudaMemcpy(y.data(), dy.p, rows * 4, cudaMemcpyDeviceToHost));
+    double err = 0;
+    for (int r = 0; r < rows; ++r) err = std::max(err, std::abs(y[r] - (y0[r] + dot[r])));
+    INFO("k = " << k);
+    CHECK(err < 2e-3);
+    gemv({DType::bf16, dw.p, rows, k, ld, GemvInput::rmsnorm, dx.p, dg.p, 1e-6f, GemvOutput::swiglu, dh.p}, nullptr);
+    std::vector<std::uint16_t> h(rows / 2);
+    ATLAS_CUDA_CHECK(cudaMemcpy(h.data(), dh.p, rows, cudaMemcpyDeviceToHost));
+    double herr = 0;
+    for (int i = 0; i < rows / 2; ++i) {
+      const double gg = dot[2 * i], uu = dot[2 * i + 1];
+      const double want = gg / (1 + std::exp(-gg)) * uu;
+      std::uint32_t bits = static_cast<std::uint32_t>(h[i]) << 16;
+      float got;
+      std::memcpy(&got, &bits, 4);
+      herr = std::max(herr, std::abs(got - want) / (std::abs(want) + 1e-2));
+    }
+    CHECK(herr < 1e-2);
+  }
+}
+
+TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at long contexts") {
+  ATLAS_REQUIRE_GPU();
+  const int H = 8, KV = 2, d = 128, G = H / KV, max_seq = 5000;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Dev<float> dqkv((H + 2 * KV) * d), dk(static_cast<std::size_t>(KV) * max_seq * d),
+      dv(static_cast<std::size_t>(KV) * max_seq * d), po(KV * 32 * G * d), pml(KV * 32 * G * 2), dout(H * d),
+      qn(d), kn(d);
+  Dev<int> tickets(KV), dpos(1);
+  ATLAS_CUDA_CHECK(cudaMemset(tickets.p, 0, sizeof(int) * KV));
+  std::vector<float> kc(static_cast<std::size_t>(KV) * max_seq * d), vc(kc.size());
+  for (auto& v : kc) v = u(rng);
+  for (auto& v : vc) v = u(rng);
+  ATLAS_CUDA_CHECK(cudaMemcpy(dk.p, kc.data(), kc.size() * 4, cudaMemcpyHostToDevice));
+  ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, vc.data(), vc.size() * 4, cudaMemcpyHostToDevice));
+  std::vector<float> qnorm(d), knorm(d);
+  for (auto& v : qnorm) v = 1.0f + 0.1f * u(rng);
+  for (auto& v : knorm) v = 1.0f + 0.1f * u(rng);
+  ATLAS_CUDA_CHECK(cudaMemcpy(qn.p, qnorm.data(), d * 4, cudaMemcpyHostToDevice));
+  ATLAS_CUDA_CHECK(cudaMemcpy(kn.p, knorm.data(), d * 4, cudaMemcpyHostToDevice));
+  attention_decode_prepare(DType::f32, G, d, 256);
+  for (int pos : {0, 63, 300, 2047, 4999}) {
+    std::vector<float> qkv((H + 2 * KV) * d);
+    for (auto& v : qkv) v = u(rng) * 2.0f;
+    ATLAS_CUDA_CHECK(cudaMemcpy(dqkv.p, qkv.data(), qkv.size() * 4, cudaMemcpyHostToDevice));
+    ATLAS_CUDA_CHECK(cudaMemcpy(dpos.p, &pos, 4, cudaMemcpyHostToDevice));
+    int bucket = 256;
+    while (bucket < pos + 1) bucket *= 2;
+    const int splits = std::min(32, std::max(1, bucket / 32));
+    DecodeAttentionArgs a;
+    a.wtype = DType::f32;
+    a.prep = {H, KV, d, qn.p, kn.p, 1e-6f, 1e6f, false};
+    a.qkv = dqkv.p;
+    a.k_cache = dk.p;
+    a.v_cache = dv.p;
+    a.max_seq = max_seq;
+    a.pos = dpos.p;
+    a.n_splits = splits;
+    a.chunk_cap = bucket / splits;
+    a.part_o = po.p;
+    a.part_ml = pml.p;
+    a.tickets = tickets.p;
+    a.out = dout.p;
+    attention_decode(a, nullptr);
+    std::vector<float> out(H * d);
+    ATLAS_CUDA_CHECK(cudaMemcpy(out.data(), dout.p, out.size() * 4, cudaMemcpyDeviceToHost));
+    // Reference: the new K/V at pos from qkv (norm + half RoPE), the rest from the cache.
+    auto prep = [&](const float* src, const std::vector<float>& g) {
+      std::vector<double> v(d), o(d);
+      double ss = 0;
+      for (int i = 0; i < d; ++i) ss += static_cast<double>(src[i]) * src[i];
+      const double inv = 1.0 / std::sqrt(ss / d + 1e-6);
+      for (int i = 0; i < d; ++i) v[i] = g[i] * src[i] * inv;
+      for (int i = 0; i < d / 2; ++i) {
+        const double ang = pos * std::pow(1e6, -2.0 * i / d);
+        o[i] = v[i] * std::cos(ang) - v[i + d / 2] * std::sin(ang);
+        o[i + d / 2] = v[i + d / 2] * std::cos(ang) + v[i] * std::sin(ang);
+      }
+      return o;
+    };
+    double err = 0;
+    for (int gi = 0; gi < KV; ++gi) {
+      auto knew = prep(qkv.data() + H * d + gi * d, knorm);
+      const float* vnew = qkv.data() + (H + KV) * d + gi * d;
+      for (int j = 0; j < G; ++j) {
+        const int h = gi * G + j;
+        auto q = prep(qkv.data() + h * d, qnorm);
+        std::vector<double> s(pos + 1);
+        double mx = -1e300;
+        for (int t = 0; t <= pos; ++t) {
+          double dot = 0;
+          for (int i = 0; i < d; ++i)
+            dot += q[i] * (t == pos ? knew[i] : kc[(static_cast<std::size_t>(gi) * max_seq + t) * d + i]);
+          s[t] = dot / std::sqrt(128.0);
+          mx = std::max(mx, s[t]);
+        }
+        double sum = 0;
+        for (auto& e : s) sum += (e = std::exp(e - mx));
+        for (int i = 0; i < d; ++i) {
+          double o = 0;
+          for (int t = 0; t <= pos; ++t)
+            o += s[t] / sum * (t == pos ? vnew[i] : vc[(static_cast<std::size_t>(gi) * max_seq + t) * d + i]);
+          err = std::max(err, std::abs(out[h * d + i] - o));
+        }
+      }
+    }
+    INFO("pos = " << pos << " splits = " << splits);
+    CHECK(err < 1e-5);
+    // Restore the cache row the kernel wrote, for the next position's reference.
+    ATLAS_CUDA_CHECK(cudaMemcpy(dk.p, kc.data(), kc.size() * 4, cudaMemcpyHostToDevice));
+    ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, vc.data(), vc.size() * 4, cudaMemcpyHostToDevice));
+  }
+  int t = -1;
+  ATLAS_CUDA_CHECK(cudaMemcpy(&t, tickets.p, 4, cudaMemcpyDeviceToHost));
+  CHECK(t == 0);  // the last block resets its ticket
+}
+
+TEST_CASE("device argmax: lowest index wins a tie") {
+  ATLAS_REQUIRE_GPU();
+  std::vector<float> v(151936, 0.5f);
+  v[70000] = 2.0f;
+  v[3000] = 2.0f;
+  v[150000] = 2.0f;
+  Dev<float> dv(v.size());
+  Dev<int> out(1);
+  Dev<unsigned char> scratch(argmax_scratch_bytes());
+  ATLAS_CUDA_CHECK(cudaMemset(scratch.p, 0, argmax_scratch_bytes()));
+  ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+  for (int rep = 0; rep < 3; ++rep) {  // the ticket must reset between launches
+    argmax(dv.p, static_cast<int>(v.size()), out.p, scratch.p, nullptr);
+    int got = -1;
+    ATLAS_CUDA_CHECK(cudaMemcpy(&got, out.p, 4, cudaMemcpyDeviceToHost));
+    CHECK(got == 3000);
+  }
+  v[3000] = 1.0f;  // now 70000 and 150000 tie; 70000 is lower
+  ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+  argmax(dv.p, static_cast<int>(v.size()), out.p, scratch.p, nullptr);
+  int got = -1;
+  ATLAS_CUDA_CHECK(cudaMemcpy(&got, out.p, 4, cudaMemcpyDeviceToHost));
+  CHECK(got == 70000);
+}
+#endif  // ATLAS_HAVE_CUDA

@@ -1,0 +1,137 @@
+// End-to-end checks of the records commands through the atlas-bench binary.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.hpp"
+#include "records/record_io.hpp"
+#include "records/store.hpp"
+#include "tests/records/fixture.hpp"
+#include "tests/test_data.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path exe() {
+  if (const char* e = std::getenv("ATLAS_BENCH_EXE"); e && *e) return e;
+  return fs::path(ATLAS_BINARY_DIR) / "tools" / "atlas-bench";
+}
+
+struct Run {
+  int rc = -1;
+  std::string out;  // stdout and stderr
+};
+
+Run run(const std::string& args) {
+  Run r;
+  const std::string cmd = "'" + exe().string() + "' " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = ::pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool have_exe() {
+  if (fs::exists(exe())) return true;
+  MESSAGE("skipped: atlas-bench not built at " << exe());
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("atlas-bench diff resolves commit prefixes and prints every format") {
+  if (!have_exe()) return;
+  const auto store = atlas::test::scratch_dir("cli_diff");
+  auto a = atlas::test::sample_record("aaaa000000000000000000000000000000000000");
+  auto b = atlas::test::sample_record("bbbb000000000000000000000000000000000000");
+  b.suites["ttft"].metrics["launches_per_token"].samples = {44, 44, 44};
+  const auto pa = atlas::records::write_to_store(a, store);
+  atlas::records::write_to_store(b, store);
+
+  auto r = run("diff aaaa bbbb --benchmarks-dir '" + store.string() + "' --format json");
+  CHECK(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["a"]["label"] == pa.string());
+  CHECK(j["metrics"][0]["metric"] == "launches_per_token");
+  CHECK(j["metrics"][0]["change"] == "regressed");
+
+  r = run("diff '" + pa.string() + "' bbbb --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("launches_per_token  count     42     44  +4.76%") != std::string::npos);
+  r = run("diff aaaa bbbb --format md --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("| **regressed** |") != std::string::npos);
+
+  r = run("diff aaaa cccc --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("no record matches \"cccc\"") != std::string::npos);
+  r = run("diff aaaa bbbb --format csv --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 3);
+}
+
+TEST_CASE("atlas-bench records list and merge") {
+  if (!have_exe()) return;
+  const auto store = atlas::test::scratch_dir("cli_records");
+  auto s1 = atlas::test::sample_record("dddd000000000000000000000000000000000000", "2026-11-29T10:00:00Z");
+  s1.run_id = "s1";
+  auto s2 = atlas::test::sample_record("dddd000000000000000000000000000000000000", "2026-11-29T10:05:00Z");
+  s2.run_id = "s2";
+  const auto p1 = atlas::records::write_to_store(s1, store);
+  const auto p2 = atlas::records::write_to_store(s2, store);
+
+  auto r = run("records list --benchmarks-dir '" + store.string() + "' --format json");
+  CHECK(r.rc == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 2);
+  CHECK(j[0]["path"] == p1.string());
+  CHECK(j[1]["utc"] == "20261129T100500Z");
+  r = run("records list --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.out.find("20261129T100000Z  cpu-2c-x86_64         dddd00000000") == 0);
+
+  const auto out = store / "merged.json";
+  r = run("records merge --out '" + out.string() + "' '" + p1.string() + "' '" + p2.string() + "'");
+  CHECK(r.rc == 0);
+  const auto m = atlas::records::read_record(out);
+  CHECK(m.merged_from == std::vector<std::string>{"s1", "s2"});
+  CHECK(m.suites.at("ttft").metrics.at("ttft_ms").samples.size() == 10);
+  // Never overwrites an existing file.
+  r = run("records merge --out '" + out.string() + "' '" + p1.string() + "' '" + p2.string() + "'");
+  CHECK(r.rc == 3);
+  // Without --out the merged record goes into the store.
+  r = run("records merge --benchmarks-dir '" + store.string() + "' '" + p1.string() + "' '" + p2.string() + "'");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("dddd000000000000000000000000000000000000/pr-20261129T100000Z-2.json") != std::string::npos);
+}
+
+TEST_CASE("atlas-bench data verify exits 0 on good data and 3 naming missing or altered files") {
+  if (!have_exe()) return;
+  if (!fs::is_directory(atlas::test::data_dir() / "models")) {
+    MESSAGE("skipped: no data directory at " << atlas::test::data_dir());
+    return;
+  }
+  const std::string manifest = (atlas::test::source_dir() / "data" / "manifest.json").string();
+  auto r = run("data verify --data-dir '" + atlas::test::data_dir().string() + "' --manifest '" + manifest + "'");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("23 assets OK") != std::string::npos);
+
+  const auto dir = atlas::test::scratch_dir("cli_data_verify");
+  fs::create_directories(dir / "models/stories260K");
+  atlas::write_file_atomic(dir / "models/stories260K/tok512.bin", "not the tokenizer");
+  r = run("data verify --data-dir '" + dir.string() + "' --manifest '" + manifest + "'");
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("models/stories260K/tok512.bin: size 17 bytes, manifest says 6227") != std::string::npos);
+  CHECK(r.out.find("models/stories260K/stories260K.bin: missing") != std::string::npos);
+  CHECK(r.out.find("23 of 23 assets failed") != std::string::npos);
+}

@@ -1,0 +1,208 @@
+// atlas-bench baseline show|init|ratchet|accept|freeze|unfreeze: inspect and move BASELINE files
+// (baselines/<machine-class>/<gate>.BASELINE.json). Every move writes a history entry; see
+// docs/gates.md.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "common/exit_code.hpp"
+#include "gates/baseline.hpp"
+#include "gates/config.hpp"
+#include "gates/error.hpp"
+#include "gates/ratchet.hpp"
+#include "gates/report.hpp"
+#include "records/provenance.hpp"
+#include "records/record_io.hpp"
+#include "records/store.hpp"
+#include "tools/atlas-bench/command.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace atlas;
+using namespace atlas::gates;
+
+struct Options {
+  std::string gate = "pr";
+  std::string config;
+  std::string baselines_dir = "baselines";
+  std::string machine_class;
+  std::string store = ".benchmarks";
+  std::string record;
+  std::string metric;
+  std::string reason;
+  bool remove = false;
+  bool force = false;
+  bool json = false;
+};
+
+GateConfig config_of(const Options& o) { return load_gate_config(gate_config_path(o.gate, o.config, ATLAS_SOURCE_DIR)); }
+
+records::Record load_record(const Options& o) {
+  if (o.record.empty()) throw GateError("--record is required (a record file or a commit-ish in " + o.store + ")");
+  return records::read_record(records::resolve_record(o.record, o.store, "", fs::current_path()));
+}
+
+std::string machine_class_of(const Options& o, const records::Record* r) {
+  if (!o.machine_class.empty()) return o.machine_class;
+  if (r && !r->machine.machine_class.empty()) return r->machine.machine_class;
+  return records::collect_machine().machine_class;
+}
+
+ChangeStamp head_stamp() {
+  return {records::git_rev_parse(fs::current_path(), "HEAD").value_or("unknown"), records::utc_now_iso()};
+}
+
+void print_baseline(const Baseline& b, const fs::path& path) {
+  std::cout << path.string() << ": gate " << b.gate << ", machine class " << b.machine_class
+            << (b.frozen ? ", FROZEN" : "") << ", " << b.metrics.size() << " metrics\n";
+  for (const auto& [key, m] : b.metrics) {
+    std::cout << "  " << key << " = " << format_value(m.value) << " " << m.unit << "  (" << records::to_string(m.kind)
+              << ", " << records::to_string(m.better) << " is better, tolerance " << m.tolerance.relative * 100 << "% / "
+              << m.tolerance.absolute << " " << m.unit << ", " << m.samples.size() << " samples"
+              << (m.frozen ? ", frozen" : "") << ")";
+    if (!m.history.empty()) {
+      const auto& h = m.history.back();
+      std::cout << "  last: " << to_string(h.action) << " " << h.date << " " << h.commit.substr(0, 12) << " \""
+                << h.reason << "\"";
+    }
+    std::cout << "\n";
+  }
+}
+
+int show(const Options& o) {
+  const auto path = baseline_path(o.baselines_dir, machine_class_of(o, nullptr), o.gate);
+  const auto b = load_baseline(path);
+  if (o.json) {
+    std::cout << to_json(b).dump(2) << "\n";
+  } else {
+    print_baseline(b, path);
+  }
+  return 0;
+}
+
+int init(const Options& o) {
+  const auto cfg = config_of(o);
+  const auto rec = load_record(o);
+  const auto cls = machine_class_of(o, &rec);
+  const auto path = baseline_path(o.baselines_dir, cls, cfg.gate);
+  if (fs::exists(path) && !o.force) {
+    throw GateError(path.string() + " exists; use `baseline ratchet`/`accept`, or --force to start over (history is lost)");
+  }
+  const auto b = init_baseline(rec, cfg, cls, {rec.git.commit, records::utc_now_iso()},
+                               o.reason.empty() ? "initial baseline from run " + rec.run_id : o.reason);
+  save_baseline(path, b);
+  std::cout << "wrote " << path.string() << " (" << b.metrics.size() << " metrics)\n";
+  return 0;
+}
+
+int ratchet_cmd(const Options& o) {
+  const auto cfg = config_of(o);
+  const auto rec = load_record(o);
+  const auto path = baseline_path(o.baselines_dir, machine_class_of(o, &rec), cfg.gate);
+  auto b = load_baseline(path);
+  const auto res = ratchet(b, rec, cfg, {rec.git.commit, records::utc_now_iso()});
+  for (const auto& k : res.tightened) std::cout << "tightened " << k << " -> " << format_value(b.metrics.at(k).value) << "\n";
+  for (const auto& k : res.added) std::cout << "added " << k << " = " << format_value(b.metrics.at(k).value) << "\n";
+  for (const auto& k : res.frozen) std::cout << "frozen, not moved: " << k << "\n";
+  if (res.tightened.empty() && res.added.empty()) {
+    std::cout << "nothing to ratchet: no metric is significantly better\n";
+    return 0;
+  }
+  save_baseline(path, b);
+  std::cout << "wrote " << path.string() << "\n";
+  return 0;
+}
+
+int accept_cmd(const Options& o) {
+  const auto cfg = config_of(o);
+  if (o.metric.empty()) throw GateError("accept: --metric is required");
+  if (o.reason.empty()) throw GateError("accept: --reason is required");
+  if (o.remove) {
+    const auto path = baseline_path(o.baselines_dir, machine_class_of(o, nullptr), cfg.gate);
+    auto b = load_baseline(path);
+    remove_metric(b, o.metric, o.reason, head_stamp());
+    save_baseline(path, b);
+    std::cout << "removed " << o.metric << " from " << path.string() << "\n";
+    return 0;
+  }
+  const auto rec = load_record(o);
+  const auto path = baseline_path(o.baselines_dir, machine_class_of(o, &rec), cfg.gate);
+  auto b = load_baseline(path);
+  accept(b, o.metric, rec, o.reason, cfg, {rec.git.commit, records::utc_now_iso()});
+  save_baseline(path, b);
+  std::cout << "accepted " << o.metric << " = " << format_value(b.metrics.at(o.metric).value) << " in " << path.string()
+            << "\n";
+  return 0;
+}
+
+int freeze_cmd(const Options& o, bool frozen) {
+  const auto path = baseline_path(o.baselines_dir, machine_class_of(o, nullptr), o.gate);
+  auto b = load_baseline(path);
+  if (frozen) {
+    freeze(b, o.metric, o.reason, head_stamp());
+  } else {
+    unfreeze(b, o.metric, o.reason, head_stamp());
+  }
+  save_baseline(path, b);
+  std::cout << (frozen ? "froze " : "unfroze ") << (o.metric.empty() ? "the whole file" : o.metric) << " in "
+            << path.string() << "\n";
+  return 0;
+}
+
+void common_options(CLI::App& app, Options& o) {
+  app.add_option("--gate", o.gate, "Gate name (pr, nightly)")->capture_default_str();
+  app.add_option("--baselines-dir", o.baselines_dir, "Folder holding <machine-class>/<gate>.BASELINE.json")
+      ->capture_default_str();
+  app.add_option("--machine-class", o.machine_class, "Machine class (default: the record's, else this machine's)");
+}
+
+void record_options(CLI::App& app, Options& o) {
+  app.add_option("--record", o.record, "Record file, or a commit-ish whose newest record in the store is used");
+  app.add_option("--store", o.store, "Records store")->capture_default_str();
+  app.add_option("--config", o.config, "Gate config (default gates/config/<gate>.json): tolerances, alpha");
+}
+
+const atlas::cli::RegisterCommand kRegister({
+    "baseline",
+    "Show, initialise, ratchet, accept, freeze or unfreeze BASELINE files",
+    [](CLI::App& sub, const atlas::cli::GlobalOptions&) -> std::function<int()> {
+      auto o = std::make_shared<Options>();
+      sub.require_subcommand(1);
+      auto* show_cmd = sub.add_subcommand("show", "Print a BASELINE file");
+      common_options(*show_cmd, *o);
+      show_cmd->add_flag("--json", o->json, "Print the file's JSON");
+      auto* init_cmd = sub.add_subcommand("init", "Create a BASELINE from a record (medians, samples, default tolerances)");
+      common_options(*init_cmd, *o);
+      record_options(*init_cmd, *o);
+      init_cmd->add_option("--reason", o->reason, "History reason");
+      init_cmd->add_flag("--force", o->force, "Overwrite an existing BASELINE (its history is lost)");
+      auto* ratchet_sub = sub.add_subcommand("ratchet", "Tighten metrics the record is significantly better on; add new ones");
+      common_options(*ratchet_sub, *o);
+      record_options(*ratchet_sub, *o);
+      auto* accept_sub = sub.add_subcommand("accept", "Set one metric to the record's value (may loosen), with a reason");
+      common_options(*accept_sub, *o);
+      record_options(*accept_sub, *o);
+      accept_sub->add_option("--metric", o->metric, "<suite>/<metric>")->required();
+      accept_sub->add_option("--reason", o->reason, "Why the change is acceptable (kept in the history)")->required();
+      accept_sub->add_flag("--remove", o->remove, "Remove the metric from the baseline instead (no --record needed)");
+      auto* freeze_sub = sub.add_subcommand("freeze", "Freeze the file or one metric: it never moves until unfrozen");
+      auto* unfreeze_sub = sub.add_subcommand("unfreeze", "Unfreeze the file or one metric");
+      for (auto* f : {freeze_sub, unfreeze_sub}) {
+        common_options(*f, *o);
+        f->add_option("--metric", o->metric, "<suite>/<metric> (default: the whole file)");
+        f->add_option("--reason", o->reason, "Why (kept in the history)")->required();
+      }
+      return [o, show_cmd, init_cmd, ratchet_sub, accept_sub, freeze_sub, unfreeze_sub]() -> int {
+        if (show_cmd->parsed()) return show(*o);
+        if (init_cmd->parsed()) return init(*o);
+        if (ratchet_sub->parsed()) return ratchet_cmd(*o);
+        if (accept_sub->parsed()) return accept_cmd(*o);
+        if (freeze_sub->parsed()) return freeze_cmd(*o, true);
+        if (unfreeze_sub->parsed()) return freeze_cmd(*o, false);
+        return to_int(ExitCode::input_error);
+      };
+    },
+});
+
+}  // namespace

@@ -1,0 +1,103 @@
+// atlas-bench run: runs suites on the in-process engine and writes one record to the store.
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "common/exit_code.hpp"
+#include "engine/backend.hpp"
+#include "records/store.hpp"
+#include "suites/engine_target.hpp"
+#include "suites/record_provenance.hpp"
+#include "suites/registry.hpp"
+#include "suites/report.hpp"
+#include "suites/runner.hpp"
+#include "tools/atlas-bench/command.hpp"
+
+namespace atlas::cli {
+namespace {
+
+struct RunArgs {
+  std::string suite = "all";
+  std::string model;
+  std::string tokenizer;
+  std::string backend = "cpu";
+  int threads = 0;
+  std::string config = "pr";
+  std::optional<int> warmup, repetitions;
+  std::optional<std::uint64_t> seed;
+  std::string out_dir = ".benchmarks";
+  std::string format = "text";
+  bool no_store = false;
+};
+
+int run_command(const RunArgs& a, const GlobalOptions& g) {
+  const std::string data_dir = resolve_data_dir(g);
+  engine::EngineOptions eo;
+  eo.model = a.model.empty() ? data_dir + "/models/stories260K/stories260K.bin" : a.model;
+  eo.tokenizer = a.tokenizer;
+  eo.backend.name = a.backend;
+  eo.backend.threads = a.threads;
+  eo.backend = engine::backend_options_from_env(eo.backend);
+
+  suites::SuiteSetRequest req;
+  req.suites = suites::expand_suite_names(a.suite);
+  req.config = suites::load_suite_set_config(a.config);
+  req.overrides = {a.warmup, a.repetitions, a.seed};
+  req.data_dir = data_dir;
+  auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
+  req.progress = progress.get();
+
+  suites::EngineTarget target(eo);
+  records::Record rec = suites::run_suite_set(target, req);
+  suites::fill_run_provenance(rec, ATLAS_SOURCE_DIR);
+  suites::fill_model_provenance(rec, target, data_dir);
+  rec.config["env"] = suites::atlas_environment();
+
+  const auto printer = suites::make_table_printer(a.format);
+  for (const auto& [name, s] : rec.suites) {
+    std::cout << "\n";
+    printer->print(suites::metrics_table(s), std::cout);
+    if (s.details.contains("table")) {
+      std::cout << "\n";
+      printer->print(suites::table_from_json(s.details["table"]), std::cout);
+    }
+  }
+  if (!a.no_store) {
+    const auto path = records::write_to_store(rec, a.out_dir);
+    std::cout << "\nrecord: " << path.string() << "\n";
+  }
+  if (!rec.valid) {
+    std::cerr << "atlas-bench run: the run is invalid: " << rec.invalid_reason << "\n";
+    return to_int(ExitCode::input_error);
+  }
+  return to_int(ExitCode::pass);
+}
+
+const RegisterCommand kRun{{
+    "run",
+    "Run benchmark suites on the in-process engine and write a record",
+    [](CLI::App& sub, const GlobalOptions& g) -> std::function<int()> {
+      auto a = std::make_shared<RunArgs>();
+      sub.add_option("--suite", a->suite, "ttft | agentic | decode-anatomy | bfcl | all, or a comma list")
+          ->capture_default_str();
+      sub.add_option("--model", a->model, "Model file (default <data-dir>/models/stories260K/stories260K.bin)");
+      sub.add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer file (default: beside the model)");
+      sub.add_option("--backend", a->backend, "cpu | cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
+      sub.add_option("--threads", a->threads, "CPU threads (0: all; env ATLAS_THREADS)");
+      sub.add_option("--config", a->config, "pr | nightly | a suite-config JSON file")->capture_default_str();
+      sub.add_option("--warmup", a->warmup, "Unmeasured repetitions per suite (overrides the config)")
+          ->check(CLI::NonNegativeNumber);
+      sub.add_option("--repetitions", a->repetitions, "Measured repetitions per suite (overrides the config)")
+          ->check(CLI::PositiveNumber);
+      sub.add_option("--seed", a->seed, "Seed of every synthetic input (overrides the config)");
+      sub.add_option("--out-dir", a->out_dir, "Record store directory")->capture_default_str();
+      sub.add_option("--format", a->format, "Tables: text | markdown")->capture_default_str();
+      sub.add_flag("--no-store", a->no_store, "Print results without writing a record");
+      return [a, &g] { return run_command(*a, g); };
+    },
+}};
+
+}  // namespace
+}  // namespace atlas::cli

@@ -1,0 +1,65 @@
+#include "tools/atlas-bench/gate_suites.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "common/sha256.hpp"
+#include "gates/nvml.hpp"
+#include "records/provenance.hpp"
+#include "suites/engine_target.hpp"
+#include "suites/progress.hpp"
+#include "suites/runner.hpp"
+
+namespace atlas::cli {
+
+records::MachineInfo gate_machine(const std::string& backend, const std::string& machine_class) {
+  records::MachineInfo m = records::collect_machine();
+  if (backend == "cuda") {
+    std::string why;
+    if (auto nvml = gates::Nvml::load(why); nvml && nvml->device_count() > 0) {
+      m.gpu_name = nvml->snapshot(0, false).name;
+      m.gpu_driver = nvml->driver_version();
+      m.machine_class = gates::gpu_machine_class(m.gpu_name, nvml->device_count());
+    } else {
+      std::cerr << "atlas-bench: no GPU machine class (" << why << "); using " << m.machine_class << "\n";
+    }
+  }
+  if (!machine_class.empty()) m.machine_class = machine_class;
+  return m;
+}
+
+GateSuiteRunner::GateSuiteRunner(const EngineChoice& engine, const std::string& data_dir, const std::string& suite_config,
+                                 const std::string& gate, const records::MachineInfo& machine)
+    : config_(suites::load_suite_set_config(suite_config)), gate_(gate), machine_(machine) {
+  engine::EngineOptions options;
+  options.model = engine.model.empty()
+                      ? (std::filesystem::path(data_dir) / "models" / "stories260K" / "stories260K.bin").string()
+                      : engine.model;
+  suites::apply_engine_option(options, "backend", engine.backend);
+  suites::apply_engine_option(options, "inject_decode_delay_us", std::to_string(engine.inject_decode_delay_us));
+  target_ = std::make_unique<suites::EngineTarget>(options);
+  model_.path = options.model;
+  if (std::filesystem::is_regular_file(options.model)) model_.sha256 = sha256_file_hex(options.model);
+}
+
+GateSuiteRunner::~GateSuiteRunner() = default;
+
+records::Record GateSuiteRunner::run(int attempt, const std::vector<std::string>& suites) {
+  auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
+  if (attempt > 0) std::cerr << "rerun " << attempt << ": " << suites.size() << " suite(s) need more samples\n";
+  suites::SuiteSetRequest req;
+  req.suites = suites;
+  req.config = config_;
+  req.progress = progress.get();
+  records::Record r = suites::run_suite_set(*target_, req);
+  r.gate_or_suite = gate_;
+  r.git = records::collect_git(std::filesystem::current_path());
+  r.build = records::build_info();
+  r.machine = machine_;
+  r.model = model_;
+  return r;
+}
+
+}  // namespace atlas::cli

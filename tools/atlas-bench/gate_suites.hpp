@@ -1,0 +1,48 @@
+#pragma once
+// The suites side of `atlas-bench gate` and `atlas-bench nightly`: opens the in-process engine
+// once and runs the requested suites on it per attempt (the callback gates::run_gate calls),
+// stamping each record with git/build/machine/model provenance. Gates never run a model; this
+// shell does it for them.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "records/record.hpp"
+#include "suites/suite_config.hpp"
+
+namespace atlas::suites {
+class EngineTarget;
+}
+
+namespace atlas::cli {
+
+struct EngineChoice {
+  std::string backend = "cpu";
+  std::string model;                ///< "" = <data-dir>/models/stories260K/stories260K.bin
+  int inject_decode_delay_us = 0;   ///< test hook: slows every decode step (gate self-test)
+};
+
+/// This machine as a gate sees it: records::collect_machine(), and for the cuda backend the GPU
+/// name, driver and a GPU machine class from NVML ("h200", "h200-x8"); `machine_class` (when
+/// not empty) overrides the class.
+records::MachineInfo gate_machine(const std::string& backend, const std::string& machine_class);
+
+class GateSuiteRunner {
+ public:
+  /// Throws engine/suites errors (exit 3) for a bad model, backend or suite config.
+  GateSuiteRunner(const EngineChoice& engine, const std::string& data_dir, const std::string& suite_config,
+                  const std::string& gate, const records::MachineInfo& machine);
+  ~GateSuiteRunner();
+
+  /// Runs `suites` once and returns the stamped record.
+  records::Record run(int attempt, const std::vector<std::string>& suites);
+
+ private:
+  std::unique_ptr<suites::EngineTarget> target_;
+  suites::SuiteSetConfig config_;
+  std::string gate_;
+  records::MachineInfo machine_;
+  records::ModelInfo model_;
+};
+
+}  // namespace atlas::cli

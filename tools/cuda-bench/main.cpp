@@ -1,0 +1,68 @@
+// atlas-cuda-bench: decode tok/s, % of the copy-bandwidth roofline and TTFT of the CUDA backend on
+// synthetic Qwen3-8B / Qwen3-0.6B weights (batch 1). Usage:
+//   atlas-cuda-bench [--out FILE.json] [--models qwen3-0.6b,qwen3-8b (engine presets)] [--prompt N] [--new N]
+//                    [--ttft-prompt N] [--repeats N] [--fp32] [--no-anatomy] [--anatomy-tokens N]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "common/error.hpp"
+#include "engine/formats/presets.hpp"
+#include "suites/decode_anatomy/cuda_anatomy.hpp"
+#include "suites/decode_anatomy/cuda_decode_bench.hpp"
+
+int main(int argc, char** argv) {
+  using namespace atlas::suites;
+  CudaDecodeBenchOptions opts;
+  std::string out_path, models = "qwen3-0.6b,qwen3-8b";
+  bool anatomy = true;
+  int anatomy_tokens = 64;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(3); }
+      return argv[++i];
+    };
+    if (a == "--out") out_path = next();
+    else if (a == "--models") models = next();
+    else if (a == "--prompt") opts.prompt_tokens = std::stoi(next());
+    else if (a == "--new") opts.new_tokens = std::stoi(next());
+    else if (a == "--ttft-prompt") opts.ttft_prompt_tokens = std::stoi(next());
+    else if (a == "--repeats") opts.repeats = std::stoi(next());
+    else if (a == "--fp32") opts.bf16 = false;
+    else if (a == "--no-anatomy") anatomy = false;
+    else if (a == "--anatomy-tokens") anatomy_tokens = std::stoi(next());
+    else { std::fprintf(stderr, "unknown option %s\n", a.c_str()); return 3; }
+  }
+  try {
+    const double bw = measure_copy_bandwidth();
+    std::printf("device-to-device copy: %.1f GB/s (read + write)\n", bw / 1e9);
+    nlohmann::json all;
+    all["copy_bandwidth_GBps"] = bw / 1e9;
+    std::size_t p = 0;
+    while (p <= models.size()) {
+      const std::size_t q = models.find(',', p);
+      const std::string m = models.substr(p, q == std::string::npos ? std::string::npos : q - p);
+      p = q == std::string::npos ? models.size() + 1 : q + 1;
+      if (m.empty()) continue;
+      const atlas::engine::ModelConfig c = atlas::engine::find_preset(m).config;  // any engine preset
+      CudaDecodeBenchOptions o = opts;
+      if (m != "qwen3-8b") o.ttft_prompt_tokens = 0;
+      all["models"][m] = run_cuda_decode_bench(c, o, bw);
+      if (anatomy) {
+        CudaAnatomyOptions ao;
+        ao.prompt_tokens = opts.prompt_tokens;
+        ao.new_tokens = anatomy_tokens;
+        ao.bf16 = opts.bf16;
+        all["models"][m]["anatomy"] = run_cuda_decode_anatomy(c, ao, bw);
+      }
+    }
+    if (!out_path.empty()) std::ofstream(out_path) << all.dump(2) << "\n";
+  } catch (const atlas::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One GPU session's worth of work in one command: configure + build the CUDA targets, run the GPU
+# tests (with the Hugging Face reference), the decode benchmark + CUPTI anatomy (atlas-cuda-bench)
+# and the decode-anatomy suite through atlas-bench on the CUDA backend, writing
+# logs and JSON records under OUT.
+#
+#   tools/gpu-bench.sh OUT [DATA_DIR] [DEPS_PREFIX]
+#
+# DEPS_PREFIX: a folder with include/{nlohmann,CLI,doctest,openssl} (and lib/libcrypto.so.3 when
+# the machine has none), for GPU boxes without the Debian -dev packages.
+set -uo pipefail
+OUT=${1:?usage: tools/gpu-bench.sh OUT [DATA_DIR] [DEPS_PREFIX]}
+DATA=${2:-$(pwd)/../shared/data}
+DEPS=${3:-}
+BUILD=${BUILD:-build-gpu}
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$OUT"
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
+  nvcc --version | tail -1
+  cmake --version | head -1
+} > "$OUT/summary.txt" 2>&1
+cat "$OUT/summary.txt"
+
+cmake_args=(-S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATLAS_CUDA=ON "-DATLAS_DATA_DIR=$DATA")
+if [ -n "$DEPS" ]; then
+  cmake_args+=("-DCMAKE_PREFIX_PATH=$DEPS" "-DOPENSSL_INCLUDE_DIR=$DEPS/include")
+  crypto=$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so* /usr/lib64/libcrypto.so* 2>/dev/null | head -1)
+  [ -z "$crypto" ] && crypto=$(ls "$DEPS"/lib/libcrypto.so* 2>/dev/null | head -1)
+  [ -n "$crypto" ] && cmake_args+=("-DOPENSSL_CRYPTO_LIBRARY=$crypto")
+fi
+log "configure"
+cmake "${cmake_args[@]}" > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 3; }
+log "build"
+targets=(atlas_tests_gpu atlas-cuda-bench atlas-bench)
+cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" >> "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 3; }
+
+log "hugging face reference (tests/gpu/hf_reference.py)"
+HF_DIR=${HF_DIR:-/tmp/atlas-hf-ref}
+PYTHONUNBUFFERED=1 python3 tests/gpu/hf_reference.py "$HF_DIR" > "$OUT/hf-reference.log" 2>&1 || echo "hf_reference.py failed (see hf-reference.log); the HF parity test will skip" | tee -a "$OUT/summary.txt"
+tail -3 "$OUT/hf-reference.log" | tee -a "$OUT/summary.txt"
+
+log "gpu tests"
+ATLAS_DATA_DIR="$DATA" ATLAS_HF_REF_DIR="$HF_DIR" "$BUILD/tests/atlas_tests_gpu" > "$OUT/gpu-tests.log" 2>&1
+echo "gpu tests exit $?" | tee -a "$OUT/summary.txt"
+grep -E "ERROR|FAILED|test cases|assertions|MESSAGE|relative L2|greedy tokens|logit difference" "$OUT/gpu-tests.log" | head -60 | tee -a "$OUT/summary.txt"
+
+log "decode benchmark"
+"$BUILD/suites/atlas-cuda-bench" --out "$OUT/cuda-bench.json" ${BENCH_ARGS:-} 2>&1 | tee -a "$OUT/summary.txt"
+
+log "decode-anatomy suite through atlas-bench (CUDA backend, CUPTI source, stories260K)"
+"$BUILD/tools/atlas-bench" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --no-store --format markdown \
+  2>&1 | tee -a "$OUT/summary.txt"
