@@ -1,7 +1,7 @@
 // CLI level: start the atlas-serve binary on a free loopback port, stream a completion with
 // libcurl, stop it with SIGTERM and check it exits 0 after draining. The binary comes from
 // $ATLAS_SERVE_EXE (set by tests/CMakeLists.txt).
-#if ATLAS_HAVE_CURL
+#if ATLAS_HAVE_CURL && ATLAS_HAVE_HTTPLIB
 
 #include <fcntl.h>
 #include <poll.h>

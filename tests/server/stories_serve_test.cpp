@@ -1,7 +1,7 @@
 // The real engine behind the server: stories260K served in-process on a loopback port and
 // driven through EndpointTarget (libcurl, SSE) must give the same greedy tokens as the
 // in-process session, with usage and prefix-cache accounting.
-#if ATLAS_HAVE_CURL
+#if ATLAS_HAVE_CURL && ATLAS_HAVE_HTTPLIB
 
 #include <doctest/doctest.h>
 
