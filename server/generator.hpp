@@ -41,7 +41,7 @@ class Generator {
 };
 
 struct GeneratorOptions {
-  std::filesystem::path model;     ///< model file or directory (engine::load_model formats) 
+  std::filesystem::path model;     ///< model file or directory (engine::load_model formats)
   std::filesystem::path tokenizer; ///< llama2.c tok*.bin; empty = beside the model
   std::string backend = "cpu";     ///< "cpu" | "cuda" (ATLAS_* backend variables apply too)
   int max_seq_len = 0;             ///< 0 = the model's context length

@@ -1,3 +1,4 @@
+#if ATLAS_HAVE_HTTPLIB  // atlas_server exists only where cpp-httplib is found
 #include <doctest/doctest.h>
 
 #include "common/atomic_file.hpp"
@@ -92,3 +93,5 @@ TEST_CASE("python_json_dumps: json.dumps separators and key order") {
   CHECK(atlas::server::python_json_dumps(v) == R"({"z": [1, 2.5, "é\n"], "a": {}, "m": [], "n": null, "t": true})");
   CHECK(atlas::server::python_json_dumps(TemplateValue::parse(R"({"a": [1]})"), 2) == "{\n  \"a\": [\n    1\n  ]\n}");
 }
+
+#endif

@@ -1,4 +1,5 @@
 // The HTTP server in-process on an ephemeral loopback port, over the FakeGenerator.
+#if ATLAS_HAVE_HTTPLIB  // atlas_server exists only where cpp-httplib is found
 #include <csignal>
 #include <future>
 #include <thread>
@@ -394,3 +395,5 @@ TEST_CASE("server: binding a port in use is a ServerError naming it") {
   const std::string port = std::to_string(a.port);
   CHECK_THROWS_WITH_AS(b.server->start(), doctest::Contains(port.c_str()), atlas::server::ServerError);
 }
+
+#endif

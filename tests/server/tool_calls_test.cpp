@@ -1,3 +1,4 @@
+#if ATLAS_HAVE_HTTPLIB  // atlas_server exists only where cpp-httplib is found
 #include <doctest/doctest.h>
 
 #include "server/tool_calls.hpp"
@@ -124,3 +125,5 @@ TEST_CASE("tool_calls_json: OpenAI shape with ids") {
   CHECK(j[1]["function"]["name"] == "g");
   CHECK(j[1]["function"]["arguments"] == R"({"a": 1})");
 }
+
+#endif

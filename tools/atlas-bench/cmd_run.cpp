@@ -7,7 +7,9 @@
 
 #include "common/exit_code.hpp"
 #include "engine/backend.hpp"
+#include "engine/model.hpp"
 #include "records/store.hpp"
+#include "suites/endpoint/endpoint_target.hpp"
 #include "suites/engine_target.hpp"
 #include "suites/record_provenance.hpp"
 #include "suites/registry.hpp"
@@ -30,7 +32,45 @@ struct RunArgs {
   std::string out_dir = ".benchmarks";
   std::string format = "text";
   bool no_store = false;
+  std::string endpoint;     ///< run against an OpenAI-compatible server instead of the engine
+  std::string api_key_env;
+  std::string served_model;
 };
+
+/// `run --endpoint URL`: the suites drive a server over HTTP/SSE (docs/serving.md). --model
+/// still names the model file, whose tokenizer builds the prompts and counts tokens locally.
+int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::SuiteSetRequest& req) {
+  engine::LoadOptions lo;
+  lo.tokenizer_path = eo.tokenizer;
+  const engine::Model local = engine::load_model(eo.model, lo);
+  suites::endpoint::EndpointOptions opts;
+  opts.url = a.endpoint;
+  opts.api_key_env = a.api_key_env;
+  opts.served_model = a.served_model;
+  opts.tokenizer = local.tokenizer;
+  auto target = suites::endpoint::make_endpoint_target(opts);
+  records::Record rec = suites::run_suite_set(*target, req);
+  suites::fill_run_provenance(rec, ATLAS_SOURCE_DIR);
+  rec.model.path = local.source.path.string();
+  rec.model.format = local.source.format;
+  rec.config["endpoint"] = target->provenance();
+  rec.config["env"] = suites::atlas_environment();
+  const auto printer = suites::make_table_printer(a.format);
+  for (const auto& [name, s] : rec.suites) {
+    std::cout << "\n";
+    printer->print(suites::metrics_table(s), std::cout);
+    if (s.details.contains("table")) {
+      std::cout << "\n";
+      printer->print(suites::table_from_json(s.details["table"]), std::cout);
+    }
+  }
+  if (!a.no_store) std::cout << "\nrecord: " << records::write_to_store(rec, a.out_dir).string() << "\n";
+  if (!rec.valid) {
+    std::cerr << "atlas-bench run: the run is invalid: " << rec.invalid_reason << "\n";
+    return to_int(ExitCode::input_error);
+  }
+  return to_int(ExitCode::pass);
+}
 
 int run_command(const RunArgs& a, const GlobalOptions& g) {
   const std::string data_dir = resolve_data_dir(g);
@@ -49,6 +89,7 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
   auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
   req.progress = progress.get();
 
+  if (!a.endpoint.empty()) return run_endpoint(a, eo, req);
   suites::EngineTarget target(eo);
   records::Record rec = suites::run_suite_set(target, req);
   suites::fill_run_provenance(rec, ATLAS_SOURCE_DIR);
@@ -95,6 +136,11 @@ const RegisterCommand kRun{{
       sub.add_option("--out-dir", a->out_dir, "Record store directory")->capture_default_str();
       sub.add_option("--format", a->format, "Tables: text | markdown")->capture_default_str();
       sub.add_flag("--no-store", a->no_store, "Print results without writing a record");
+      sub.add_option("--endpoint", a->endpoint,
+                     "Drive an OpenAI-compatible server at this base URL (e.g. http://127.0.0.1:8000/v1) instead of "
+                     "the in-process engine; --model gives the local tokenizer");
+      sub.add_option("--api-key-env", a->api_key_env, "Environment variable holding the endpoint's API key");
+      sub.add_option("--served-model", a->served_model, "Model name to request (default: the first /v1/models lists)");
       return [a, &g] { return run_command(*a, g); };
     },
 }};
