@@ -3,6 +3,8 @@
 #include <cuda_bf16.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
@@ -41,7 +43,19 @@ __device__ __forceinline__ void load_vec(const W* p, float* o) {
   dev::unpack<W>(*reinterpret_cast<const uint4*>(p), o);
 }
 
-template <typename W>
+/// Lanes that share one key in the team score phase: the vectors of a row spread over lanes
+/// (a power of two <= 32, so a team never straddles a warp and reduces with shuffles).
+__host__ __device__ constexpr int team_lanes(int nvec) {
+  int t = 1;
+  while (t < nvec && t < 32) t *= 2;
+  return t;
+}
+
+constexpr int kTeamKeys = 4;  // keys one team scores per round (loads in flight per lane)
+
+/// kTeams: scores by teams of lanes per key (coalesced 16-byte loads, shuffle reduction, every
+/// thread busy); otherwise one thread per key (the first version: idle threads at short slices).
+template <typename W, bool kTeams>
 __global__ void __launch_bounds__(kDecodeThreads)
 attention_decode_kernel(DecodeAttentionArgs a) {
   extern __shared__ __align__(16) float sm[];
@@ -85,8 +99,20 @@ attention_decode_kernel(DecodeAttentionArgs a) {
         vpre[u] = *reinterpret_cast<const uint4*>(vc + static_cast<size_t>(t0 + tt) * d + vi * V);
     }
   }
+  // Team layout: lane tl of team `team` loads vectors tl, tl + T, ... of keys team + u * nteams.
+  const int T = team_lanes(nv);
+  const int team = threadIdx.x / T, tl = threadIdx.x % T, nteams = blockDim.x / T;
+  uint4 tpre[kTeamKeys];
+  if (kTeams && tl < nv) {
+#pragma unroll
+    for (int u = 0; u < kTeamKeys; ++u) {
+      const int tt = team + u * nteams;
+      if (tt < n && t0 + tt != pos)
+        tpre[u] = *reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + tt) * d + tl * V);
+    }
+  }
   uint4 kpre[8];
-  const bool have_pre = static_cast<int>(threadIdx.x) < n && t0 + static_cast<int>(threadIdx.x) != pos;
+  const bool have_pre = !kTeams && static_cast<int>(threadIdx.x) < n && t0 + static_cast<int>(threadIdx.x) != pos;
   if (have_pre) {
     const uint4* kr = reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + threadIdx.x) * d);
 #pragma unroll
@@ -114,8 +140,53 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   }
   __syncthreads();  // q in shared memory; the new K/V visible to this block
 
+  if constexpr (kTeams) {
+    // Scores by teams: the round's base is uniform across the block, so every lane of a warp
+    // reaches the shuffles.
+    for (int base = 0; base < n; base += kTeamKeys * nteams) {
+      float dot[kTeamKeys][kMaxGroup] = {};
+      for (int c = tl; c < nv; c += T) {
+        uint4 buf[kTeamKeys];
+#pragma unroll
+        for (int u = 0; u < kTeamKeys; ++u) {
+          const int tt = base + team + u * nteams;
+          if (tt < n) {
+            if (base == 0 && c == tl && t0 + tt != pos) buf[u] = tpre[u];
+            else buf[u] = *reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + tt) * d + c * V);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kTeamKeys; ++u) {
+          if (base + team + u * nteams < n) {
+            float kv[V];
+            dev::unpack<W>(buf[u], kv);
+#pragma unroll
+            for (int j = 0; j < kMaxGroup; ++j) {
+              if (j < G) {
+                const float* q = qs + j * d + c * V;
+#pragma unroll
+                for (int e = 0; e < V; ++e) dot[u][j] = fmaf(q[e], kv[e], dot[u][j]);
+              }
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kTeamKeys; ++u) {
+        const int tt = base + team + u * nteams;
+#pragma unroll
+        for (int j = 0; j < kMaxGroup; ++j) {
+          if (j < G) {
+            float v = dot[u][j];
+            for (int o = T / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (tl == 0 && tt < n) ps[j * a.chunk_cap + tt] = v;
+          }
+        }
+      }
+    }
+  }
   // Scores, one thread per key; a key's vectors are loaded 8 at a time before use (loads in flight).
-  for (int t = threadIdx.x; t < n; t += blockDim.x) {
+  for (int t = kTeams ? n : static_cast<int>(threadIdx.x); t < n; t += blockDim.x) {
     const uint4* kr = reinterpret_cast<const uint4*>(kc + static_cast<size_t>(t0 + t) * d);
     float dot[kMaxGroup] = {};
     for (int c0 = 0; c0 < nv; c0 += 8) {
@@ -209,6 +280,13 @@ attention_decode_kernel(DecodeAttentionArgs a) {
     accs[i] = sum;
   }
   __syncthreads();
+  if (S == 1) {
+    // One slice holds every key: its softmax sum normalises the output, no partials to merge.
+    W* out = static_cast<W*>(a.out);
+    for (int i = threadIdx.x; i < G * d; i += blockDim.x)
+      out[static_cast<size_t>(g) * G * d + i] = dev::from_f32<W>(accs[i] / mls[i / d][1]);
+    return;
+  }
   // Publish the partial, then the last block of this head merges all of them.
   const size_t pidx = static_cast<size_t>(g) * S + split;
   for (int i = threadIdx.x; i < G * d; i += blockDim.x) a.part_o[pidx * G * d + i] = accs[i];
@@ -331,12 +409,25 @@ std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, DType 
 
 void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap) {
   const int bytes = static_cast<int>(attention_decode_smem(group, head_dim, chunk_cap, wtype));
-  if (wtype == DType::bf16)
-    ATLAS_CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<__nv_bfloat16>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  else
-    ATLAS_CUDA_CHECK(cudaFuncSetAttribute(attention_decode_kernel<float>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  auto set = [bytes](auto kernel) {
+    ATLAS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  };
+  if (wtype == DType::bf16) {
+    set(attention_decode_kernel<__nv_bfloat16, true>);
+    set(attention_decode_kernel<__nv_bfloat16, false>);
+  } else {
+    set(attention_decode_kernel<float, true>);
+    set(attention_decode_kernel<float, false>);
+  }
+}
+
+/// ATLAS_ATTN_SCORES=thread selects the one-thread-per-key score phase (A/B runs).
+static bool attention_team_scores() {
+  static const bool on = [] {
+    const char* e = std::getenv("ATLAS_ATTN_SCORES");
+    return !(e != nullptr && std::string(e) == "thread");
+  }();
+  return on;
 }
 
 void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
@@ -348,8 +439,13 @@ void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
     throw KernelError("attention_decode: head_dim must be a multiple of 8 and <= 512");
   const dim3 grid(a.prep.n_kv_heads, a.n_splits);
   const size_t smem = attention_decode_smem(G, a.prep.head_dim, a.chunk_cap, a.wtype);
-  if (a.wtype == DType::bf16) launch_pdl(attention_decode_kernel<__nv_bfloat16>, grid, dim3(kDecodeThreads), smem, stream, a);
-  else launch_pdl(attention_decode_kernel<float>, grid, dim3(kDecodeThreads), smem, stream, a);
+  const bool teams = attention_team_scores();
+  if (a.wtype == DType::bf16)
+    launch_pdl(teams ? attention_decode_kernel<__nv_bfloat16, true> : attention_decode_kernel<__nv_bfloat16, false>,
+               grid, dim3(kDecodeThreads), smem, stream, a);
+  else
+    launch_pdl(teams ? attention_decode_kernel<float, true> : attention_decode_kernel<float, false>, grid,
+               dim3(kDecodeThreads), smem, stream, a);
 }
 
 void rope_prefill(const RopePrefillArgs& a, cudaStream_t stream) {

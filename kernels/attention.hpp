@@ -5,9 +5,11 @@
 // Decode: split-K ("flash-decoding", Dao et al. 2023): grid (kv head, split); each block takes
 // the G = n_heads / n_kv_heads query heads of its group over one slice of the keys, keeps an
 // online-softmax partial (max, sum, unnormalised output), and the last block of a head to finish
-// (an atomic ticket) merges the partials. The block owning the new position first applies
-// q/k RMSNorm (Qwen3) and RoPE and writes the new K/V into the cache, so one launch does
-// q/k-norm, RoPE, the cache write and attention.
+// (an atomic ticket) merges the partials; with one slice the block normalises its output itself.
+// Scores are computed by teams of lanes per key (16-byte coalesced loads, shuffle reduction;
+// ATLAS_ATTN_SCORES=thread selects the first version's one thread per key). The block owning
+// the new position first applies q/k RMSNorm (Qwen3) and RoPE and writes the new K/V into the
+// cache, so one launch does q/k-norm, RoPE, the cache write and attention.
 //
 // Prefill: qk-norm + RoPE + cache write for L tokens (rope_prefill), scores and P.V through
 // cuBLAS (caller), a causal row softmax, and a head-major -> row-major transpose.
@@ -37,7 +39,7 @@ struct DecodeAttentionArgs {
   void* v_cache = nullptr;
   int max_seq = 0;
   const int* pos = nullptr;    ///< device: position of the new token (KV length = pos + 1)
-  int n_splits = 1;            ///< key slices per head (fixed per captured graph)
+  int n_splits = 1;            ///< key slices per head (fixed per captured graph); 1: no merge
   int chunk_cap = 0;           ///< most keys one slice can get (bucket / n_splits)
   float* part_o = nullptr;     ///< workspace [n_kv][n_splits][G][d]
   float* part_ml = nullptr;    ///< workspace [n_kv][n_splits][G][2]

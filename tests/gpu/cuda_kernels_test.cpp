@@ -96,7 +96,7 @@ TEST_CASE("bf16 GEMV with fused RMSNorm prologue and residual-add / SwiGLU epilo
   }
 }
 
-TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at long contexts") {
+TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at long contexts; one slice") {
   ATLAS_REQUIRE_GPU();
   const int H = 8, KV = 2, d = 128, G = H / KV, max_seq = 5000;
   std::mt19937 rng(9);
@@ -116,7 +116,7 @@ TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at
   for (auto& v : knorm) v = 1.0f + 0.1f * u(rng);
   ATLAS_CUDA_CHECK(cudaMemcpy(qn.p, qnorm.data(), d * 4, cudaMemcpyHostToDevice));
   ATLAS_CUDA_CHECK(cudaMemcpy(kn.p, knorm.data(), d * 4, cudaMemcpyHostToDevice));
-  attention_decode_prepare(DType::f32, G, d, 256);
+  attention_decode_prepare(DType::f32, G, d, 512);
   for (int pos : {0, 63, 300, 2047, 4999}) {
     std::vector<float> qkv((H + 2 * KV) * d);
     for (auto& v : qkv) v = u(rng) * 2.0f;
@@ -124,69 +124,73 @@ TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at
     ATLAS_CUDA_CHECK(cudaMemcpy(dpos.p, &pos, 4, cudaMemcpyHostToDevice));
     int bucket = 256;
     while (bucket < pos + 1) bucket *= 2;
-    const int splits = std::min(32, std::max(1, bucket / 32));
-    DecodeAttentionArgs a;
-    a.wtype = DType::f32;
-    a.prep = {H, KV, d, qn.p, kn.p, 1e-6f, 1e6f, false};
-    a.qkv = dqkv.p;
-    a.k_cache = dk.p;
-    a.v_cache = dv.p;
-    a.max_seq = max_seq;
-    a.pos = dpos.p;
-    a.n_splits = splits;
-    a.chunk_cap = bucket / splits;
-    a.part_o = po.p;
-    a.part_ml = pml.p;
-    a.tickets = tickets.p;
-    a.out = dout.p;
-    attention_decode(a, nullptr);
-    std::vector<float> out(H * d);
-    ATLAS_CUDA_CHECK(cudaMemcpy(out.data(), dout.p, out.size() * 4, cudaMemcpyDeviceToHost));
-    // Reference: the new K/V at pos from qkv (norm + half RoPE), the rest from the cache.
-    auto prep = [&](const float* src, const std::vector<float>& g) {
-      std::vector<double> v(d), o(d);
-      double ss = 0;
-      for (int i = 0; i < d; ++i) ss += static_cast<double>(src[i]) * src[i];
-      const double inv = 1.0 / std::sqrt(ss / d + 1e-6);
-      for (int i = 0; i < d; ++i) v[i] = g[i] * src[i] * inv;
-      for (int i = 0; i < d / 2; ++i) {
-        const double ang = pos * std::pow(1e6, -2.0 * i / d);
-        o[i] = v[i] * std::cos(ang) - v[i + d / 2] * std::sin(ang);
-        o[i + d / 2] = v[i + d / 2] * std::cos(ang) + v[i] * std::sin(ang);
-      }
-      return o;
-    };
-    double err = 0;
-    for (int gi = 0; gi < KV; ++gi) {
-      auto knew = prep(qkv.data() + H * d + gi * d, knorm);
-      const float* vnew = qkv.data() + (H + KV) * d + gi * d;
-      for (int j = 0; j < G; ++j) {
-        const int h = gi * G + j;
-        auto q = prep(qkv.data() + h * d, qnorm);
-        std::vector<double> s(pos + 1);
-        double mx = -1e300;
-        for (int t = 0; t <= pos; ++t) {
-          double dot = 0;
-          for (int i = 0; i < d; ++i)
-            dot += q[i] * (t == pos ? knew[i] : kc[(static_cast<std::size_t>(gi) * max_seq + t) * d + i]);
-          s[t] = dot / std::sqrt(128.0);
-          mx = std::max(mx, s[t]);
+    // 32 keys per slice (many partials to merge), and one slice (no merge) at short contexts.
+    std::vector<int> split_counts{std::min(32, std::max(1, bucket / 32))};
+    if (bucket <= 512) split_counts.push_back(1);
+    for (const int splits : split_counts) {
+      DecodeAttentionArgs a;
+      a.wtype = DType::f32;
+      a.prep = {H, KV, d, qn.p, kn.p, 1e-6f, 1e6f, false};
+      a.qkv = dqkv.p;
+      a.k_cache = dk.p;
+      a.v_cache = dv.p;
+      a.max_seq = max_seq;
+      a.pos = dpos.p;
+      a.n_splits = splits;
+      a.chunk_cap = bucket / splits;
+      a.part_o = po.p;
+      a.part_ml = pml.p;
+      a.tickets = tickets.p;
+      a.out = dout.p;
+      attention_decode(a, nullptr);
+      std::vector<float> out(H * d);
+      ATLAS_CUDA_CHECK(cudaMemcpy(out.data(), dout.p, out.size() * 4, cudaMemcpyDeviceToHost));
+      // Reference: the new K/V at pos from qkv (norm + half RoPE), the rest from the cache.
+      auto prep = [&](const float* src, const std::vector<float>& g) {
+        std::vector<double> v(d), o(d);
+        double ss = 0;
+        for (int i = 0; i < d; ++i) ss += static_cast<double>(src[i]) * src[i];
+        const double inv = 1.0 / std::sqrt(ss / d + 1e-6);
+        for (int i = 0; i < d; ++i) v[i] = g[i] * src[i] * inv;
+        for (int i = 0; i < d / 2; ++i) {
+          const double ang = pos * std::pow(1e6, -2.0 * i / d);
+          o[i] = v[i] * std::cos(ang) - v[i + d / 2] * std::sin(ang);
+          o[i + d / 2] = v[i + d / 2] * std::cos(ang) + v[i] * std::sin(ang);
         }
-        double sum = 0;
-        for (auto& e : s) sum += (e = std::exp(e - mx));
-        for (int i = 0; i < d; ++i) {
-          double o = 0;
-          for (int t = 0; t <= pos; ++t)
-            o += s[t] / sum * (t == pos ? vnew[i] : vc[(static_cast<std::size_t>(gi) * max_seq + t) * d + i]);
-          err = std::max(err, std::abs(out[h * d + i] - o));
+        return o;
+      };
+      double err = 0;
+      for (int gi = 0; gi < KV; ++gi) {
+        auto knew = prep(qkv.data() + H * d + gi * d, knorm);
+        const float* vnew = qkv.data() + (H + KV) * d + gi * d;
+        for (int j = 0; j < G; ++j) {
+          const int h = gi * G + j;
+          auto q = prep(qkv.data() + h * d, qnorm);
+          std::vector<double> s(pos + 1);
+          double mx = -1e300;
+          for (int t = 0; t <= pos; ++t) {
+            double dot = 0;
+            for (int i = 0; i < d; ++i)
+              dot += q[i] * (t == pos ? knew[i] : kc[(static_cast<std::size_t>(gi) * max_seq + t) * d + i]);
+            s[t] = dot / std::sqrt(128.0);
+            mx = std::max(mx, s[t]);
+          }
+          double sum = 0;
+          for (auto& e : s) sum += (e = std::exp(e - mx));
+          for (int i = 0; i < d; ++i) {
+            double o = 0;
+            for (int t = 0; t <= pos; ++t)
+              o += s[t] / sum * (t == pos ? vnew[i] : vc[(static_cast<std::size_t>(gi) * max_seq + t) * d + i]);
+            err = std::max(err, std::abs(out[h * d + i] - o));
+          }
         }
-      }
     }
     INFO("pos = " << pos << " splits = " << splits);
     CHECK(err < 1e-5);
     // Restore the cache row the kernel wrote, for the next position's reference.
     ATLAS_CUDA_CHECK(cudaMemcpy(dk.p, kc.data(), kc.size() * 4, cudaMemcpyHostToDevice));
     ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, vc.data(), vc.size() * 4, cudaMemcpyHostToDevice));
+    }
   }
   int t = -1;
   ATLAS_CUDA_CHECK(cudaMemcpy(&t, tickets.p, 4, cudaMemcpyDeviceToHost));
