@@ -33,12 +33,14 @@ QuietBoxThresholds parse_quiet_box(const FieldReader& r, const nlohmann::json& q
   reject_unknown(r, q, p,
                  {"max_load_per_core", "max_foreign_process_cpu_percent", "sample_window_ms",
                   "max_gpu_utilization_percent", "max_gpu_temperature_c", "allow_foreign_gpu_processes",
-                  "slowdown_reasons", "monitor_interval_ms"});
+                  "slowdown_reasons", "monitor_interval_ms", "settle_max_s"});
   QuietBoxThresholds t;
   t.max_load_per_core = r.optional_number(q, p, "max_load_per_core").value_or(t.max_load_per_core);
   t.max_foreign_process_cpu_percent =
       r.optional_number(q, p, "max_foreign_process_cpu_percent").value_or(t.max_foreign_process_cpu_percent);
   if (q.contains("sample_window_ms")) t.sample_window_ms = static_cast<int>(r.integer(q, p, "sample_window_ms"));
+  if (q.contains("settle_max_s")) t.settle_max_s = static_cast<int>(r.integer(q, p, "settle_max_s"));
+  if (t.settle_max_s < 0) r.fail(FieldReader::child(p, "settle_max_s"), "must be >= 0", t.settle_max_s);
   t.max_gpu_utilization_percent =
       r.optional_number(q, p, "max_gpu_utilization_percent").value_or(t.max_gpu_utilization_percent);
   t.max_gpu_temperature_c = r.optional_number(q, p, "max_gpu_temperature_c").value_or(t.max_gpu_temperature_c);
@@ -163,7 +165,8 @@ nlohmann::json to_json(const GateConfig& c) {
             {"max_gpu_temperature_c", q.max_gpu_temperature_c},
             {"allow_foreign_gpu_processes", q.allow_foreign_gpu_processes},
             {"slowdown_reasons", q.slowdown_reasons},
-            {"monitor_interval_ms", q.monitor_interval_ms}}}};
+            {"monitor_interval_ms", q.monitor_interval_ms},
+            {"settle_max_s", q.settle_max_s}}}};
 }
 
 }  // namespace atlas::gates

@@ -26,6 +26,9 @@ struct QuietBoxThresholds {
   std::vector<std::string> slowdown_reasons = {"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown",
                                                "hw_thermal_slowdown", "hw_power_brake_slowdown"};
   int monitor_interval_ms = 100;                 ///< background NVML sampling period
+  /// Before judging, wait up to this many seconds for the box to become quiet (a build that
+  /// just finished leaves the 1-minute load average high for a minute or two). 0 = no wait.
+  int settle_max_s = 150;
 };
 
 struct GateConfig {

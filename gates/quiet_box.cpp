@@ -206,6 +206,17 @@ QuietBoxInputs probe_quiet_box(const QuietBoxThresholds& t) {
 
 QuietBoxReport check_quiet_box(const QuietBoxThresholds& t) { return evaluate_quiet_box(probe_quiet_box(t), t); }
 
+QuietBoxReport settle_quiet_box(const QuietBoxThresholds& t, const std::function<void(const QuietBoxReport&)>& on_wait) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(t.settle_max_s);
+  QuietBoxReport r = check_quiet_box(t);
+  while (!r.quiet && std::chrono::steady_clock::now() < deadline) {
+    if (on_wait) on_wait(r);
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    r = check_quiet_box(t);
+  }
+  return r;
+}
+
 nlohmann::json to_json(const QuietBoxReport& r) {
   nlohmann::json gpu;
   if (r.inputs.gpu.available) {

@@ -10,6 +10,7 @@
 // Parsers and the verdict are pure functions over strings/values so tests feed /proc-like text.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -82,6 +83,9 @@ QuietBoxReport evaluate_quiet_box(const QuietBoxInputs& in, const QuietBoxThresh
 /// Reads /proc (two process snapshots `sample_window_ms` apart) and NVML.
 QuietBoxInputs probe_quiet_box(const QuietBoxThresholds& t);
 QuietBoxReport check_quiet_box(const QuietBoxThresholds& t);
+/// check_quiet_box, repeated every 5 s until the box is quiet or t.settle_max_s have passed;
+/// `on_wait` is told each reason the box is still busy. Returns the last report.
+QuietBoxReport settle_quiet_box(const QuietBoxThresholds& t, const std::function<void(const QuietBoxReport&)>& on_wait = {});
 
 /// All /proc/<pid>/stat entries now.
 std::vector<ProcStat> snapshot_processes();

@@ -63,7 +63,9 @@ int run(const Options& o, const cli::GlobalOptions& global) {
   const bool judged = fs::exists(baseline_file);
   const Baseline baseline = judged ? slice_of(load_baseline(baseline_file), cfg.suites) : Baseline{};
 
-  const QuietBoxReport quiet = check_quiet_box(cfg.quiet_box);
+  const QuietBoxReport quiet = o.allow_noisy ? check_quiet_box(cfg.quiet_box) : settle_quiet_box(cfg.quiet_box, [](const QuietBoxReport& r) {
+    std::cerr << "quiet-box: waiting for the box to settle (" << (r.reasons.empty() ? std::string("busy") : r.reasons.front()) << ")\n";
+  });
   cli::GateSuiteRunner runner(o.engine, cli::resolve_data_dir(global), cfg.suite_config, cfg.gate, machine);
   MonitorAttemptGuard guard(cfg.quiet_box);
   GateOutcome outcome = run_gate(
