@@ -9,6 +9,13 @@ ATLAS_CUDA ?= AUTO
 ATLAS_DATA_DIR ?= $(shell if [ -d ../shared/data ]; then cd ../shared/data && pwd; else echo $(CURDIR)/data; fi)
 export ATLAS_DATA_DIR
 GATE_ARGS ?=
+# ccache, when installed, makes rebuilds in fresh clones cheap; paths are hashed relative to the
+# checkout so two clones share cache entries.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+CMAKE_LAUNCHER := -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CUDA_COMPILER_LAUNCHER=$(CCACHE)
+export CCACHE_BASEDIR := $(CURDIR)
+endif
 
 .PHONY: deps configure build test gate clean
 
@@ -16,7 +23,7 @@ deps:
 	bash tools/install-deps.sh
 
 configure: deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DATLAS_CUDA=$(ATLAS_CUDA) -DATLAS_DATA_DIR=$(ATLAS_DATA_DIR)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DATLAS_CUDA=$(ATLAS_CUDA) -DATLAS_DATA_DIR=$(ATLAS_DATA_DIR) $(CMAKE_LAUNCHER)
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
