@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+
+#include "gates/quiet_box.hpp"
+
 #include <string>
 
 #include "common/atomic_file.hpp"
@@ -131,4 +135,24 @@ TEST_CASE("gate config: the shipped configs parse; bad fields are named") {
   j["alpha"] = 2;
   CHECK_THROWS_WITH_AS(parse_gate_config(j, "c.json"), "c.json: field alpha: must be in (0, 1) (value: 2.0)", GateError);
   CHECK(to_json(parse_gate_config(to_json(pr), "again")) == to_json(pr));
+}
+
+TEST_CASE("gate config: the quiet-box settle wait is read, bounded below, and zero means no wait") {
+  auto j = to_json(load_gate_config(test::source_dir() / "gates/config/pr.json"));
+  CHECK(parse_gate_config(j, "pr.json").quiet_box.settle_max_s == 150);  // the default
+  j["quiet_box"]["settle_max_s"] = 7;
+  CHECK(parse_gate_config(j, "pr.json").quiet_box.settle_max_s == 7);
+  j["quiet_box"]["settle_max_s"] = -1;
+  CHECK_THROWS_AS(parse_gate_config(j, "pr.json"), GateError);
+  // A busy box with settle_max_s = 0 is judged at once (no 5 s poll).
+  QuietBoxThresholds t;
+  t.settle_max_s = 0;
+  t.max_load_per_core = 1e-9;  // never quiet
+  t.sample_window_ms = 10;
+  const auto t0 = std::chrono::steady_clock::now();
+  int waits = 0;
+  const QuietBoxReport r = settle_quiet_box(t, [&](const QuietBoxReport&) { ++waits; });
+  CHECK_FALSE(r.quiet);
+  CHECK(waits == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4));
 }
