@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/tokenizer/unicode.hpp"
 #include "suites/bfcl/py_ast.hpp"
 
 namespace atlas::suites::bfcl::detail {
@@ -27,6 +28,6 @@ struct Token {
 /// Throws PySyntaxError.
 std::vector<Token> tokenize(std::string_view text);
 
-void append_utf8(std::string& out, unsigned cp);
+using engine::unicode::append_utf8;  // one UTF-8 encoder for the project (engine/tokenizer/unicode.hpp)
 
 }  // namespace atlas::suites::bfcl::detail
