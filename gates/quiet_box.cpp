@@ -32,13 +32,13 @@ std::set<int> self_and_descendants(int self, const std::vector<ProcStat>& a, con
     for (const auto& p : *snap) children.emplace(p.ppid, p.pid);
   }
   std::set<int> out{self};
-  std::vector<int> todo{self};
-  while (!todo.empty()) {
-    const int pid = todo.back();
-    todo.pop_back();
+  std::vector<int> frontier{self};
+  while (!frontier.empty()) {
+    const int pid = frontier.back();
+    frontier.pop_back();
     const auto [lo, hi] = children.equal_range(pid);
     for (auto it = lo; it != hi; ++it) {
-      if (out.insert(it->second).second) todo.push_back(it->second);
+      if (out.insert(it->second).second) frontier.push_back(it->second);
     }
   }
   return out;
