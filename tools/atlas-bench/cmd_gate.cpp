@@ -50,10 +50,7 @@ int run(const Options& o, const cli::GlobalOptions& global) {
   if (fs::exists(baseline_file)) baseline = load_baseline(baseline_file);  // a bad file fails before any run
 
   // Before the engine exists: every GPU compute process seen now is foreign.
-  // With --allow-noisy the verdict does not depend on the box, so there is nothing to wait for.
-  const QuietBoxReport quiet = o.allow_noisy ? check_quiet_box(cfg.quiet_box) : settle_quiet_box(cfg.quiet_box, [](const QuietBoxReport& r) {
-    std::cerr << "quiet-box: waiting for the box to settle (" << (r.reasons.empty() ? std::string("busy") : r.reasons.front()) << ")\n";
-  });
+  const QuietBoxReport quiet = cli::gate_quiet_box(cfg.quiet_box, o.allow_noisy);
   for (const auto& why : quiet.reasons) std::cerr << "quiet-box: " << why << "\n";
 
   cli::GateSuiteRunner runner(o.engine, cli::resolve_data_dir(global), cfg.suite_config, cfg.gate, machine);

@@ -63,9 +63,7 @@ int run(const Options& o, const cli::GlobalOptions& global) {
   const bool judged = fs::exists(baseline_file);
   const Baseline baseline = judged ? slice_of(load_baseline(baseline_file), cfg.suites) : Baseline{};
 
-  const QuietBoxReport quiet = o.allow_noisy ? check_quiet_box(cfg.quiet_box) : settle_quiet_box(cfg.quiet_box, [](const QuietBoxReport& r) {
-    std::cerr << "quiet-box: waiting for the box to settle (" << (r.reasons.empty() ? std::string("busy") : r.reasons.front()) << ")\n";
-  });
+  const QuietBoxReport quiet = cli::gate_quiet_box(cfg.quiet_box, o.allow_noisy);
   cli::GateSuiteRunner runner(o.engine, cli::resolve_data_dir(global), cfg.suite_config, cfg.gate, machine);
   MonitorAttemptGuard guard(cfg.quiet_box);
   GateOutcome outcome = run_gate(

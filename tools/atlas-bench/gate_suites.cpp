@@ -62,4 +62,12 @@ records::Record GateSuiteRunner::run(int attempt, const std::vector<std::string>
   return r;
 }
 
+gates::QuietBoxReport gate_quiet_box(const gates::QuietBoxThresholds& thresholds, bool allow_noisy) {
+  if (allow_noisy) return gates::check_quiet_box(thresholds);
+  return gates::settle_quiet_box(thresholds, [](const gates::QuietBoxReport& r) {
+    std::cerr << "quiet-box: waiting for the box to settle (" << (r.reasons.empty() ? std::string("busy") : r.reasons.front())
+              << ")\n";
+  });
+}
+
 }  // namespace atlas::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gates/quiet_box.hpp"
 #include "records/record.hpp"
 #include "suites/suite_config.hpp"
 
@@ -44,5 +45,10 @@ class GateSuiteRunner {
   records::MachineInfo machine_;
   records::ModelInfo model_;
 };
+
+/// The box report a gate judges with: with --allow-noisy the verdict does not depend on the box,
+/// so it is probed once; otherwise it waits up to thresholds.settle_max_s for the box to quiet
+/// down, saying on stderr why it is still busy.
+gates::QuietBoxReport gate_quiet_box(const gates::QuietBoxThresholds& thresholds, bool allow_noisy);
 
 }  // namespace atlas::cli
