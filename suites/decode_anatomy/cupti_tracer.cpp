@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/error.hpp"
 
@@ -24,6 +25,7 @@ struct CuptiTracer::State {
   std::vector<std::uint64_t> sync_starts;
   std::vector<TraceWindow> windows;
   std::atomic<int> current{-1};  // window the API callbacks charge; -1 outside windows
+  std::unordered_map<std::uint64_t, std::uint64_t> node_clones;  // clone node id -> original node id
 };
 
 namespace {
@@ -105,8 +107,22 @@ void count(ApiCalls& c, std::string_view fn) {
     ++c.mallocs;
 }
 
-void CUPTIAPI on_api(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+void CUPTIAPI on_api(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* st = static_cast<CuptiTracer::State*>(userdata);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    // Instantiation clones every node of the captured graph into the executable graph; kernel
+    // records carry the clone's id.
+    if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) return;
+    const auto* rd = static_cast<const CUpti_ResourceData*>(data);
+    const auto* gd = static_cast<const CUpti_GraphData*>(rd->resourceDescriptor);
+    std::uint64_t clone = 0, original = 0;
+    if (gd == nullptr || cuptiGetGraphNodeId(gd->node, &clone) != CUPTI_SUCCESS ||
+        cuptiGetGraphNodeId(gd->originalNode, &original) != CUPTI_SUCCESS)
+      return;
+    std::lock_guard<std::mutex> lock(st->mu);
+    st->node_clones[clone] = original;
+    return;
+  }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   if (cb->callbackSite != CUPTI_API_ENTER || cb->functionName == nullptr) return;
   const int w = st->current.load(std::memory_order_relaxed);
@@ -129,6 +145,19 @@ CuptiTracer::CuptiTracer() : state_(std::make_unique<State>()) {
   check(cuptiSubscribe(&state_->subscriber, on_api, state_.get()), "cuptiSubscribe");
   check(cuptiEnableDomain(1, state_->subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "enable runtime API callbacks");
   check(cuptiEnableDomain(1, state_->subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "enable driver API callbacks");
+  check(cuptiEnableCallback(1, state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
+        "enable graph-node-cloned callbacks");
+}
+
+std::uint64_t CuptiTracer::node_id(cudaGraphNode_t node) {
+  std::uint64_t id = 0;
+  check(cuptiGetGraphNodeId(node, &id), "cuptiGetGraphNodeId");
+  return id;
+}
+
+std::unordered_map<std::uint64_t, std::uint64_t> CuptiTracer::node_clones() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->node_clones;
 }
 
 CuptiTracer::~CuptiTracer() {

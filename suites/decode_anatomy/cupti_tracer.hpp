@@ -3,9 +3,12 @@
 // per decoded token) by the caller. Kernels inside CUDA graphs are traced individually
 // (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL carries graph kernels with their graph node id).
 // One tracer per process at a time (CUPTI allows one subscriber).
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace atlas::suites {
@@ -60,6 +63,13 @@ class CuptiTracer {
   void end_window();
   /// Flushes CUPTI's buffers and returns the windows with their records (call once, at the end).
   std::vector<TraceWindow> finish();
+
+  /// CUPTI's id of a node of a captured graph (what kernel records of that node carry when the
+  /// graph itself is launched; an executable graph's kernels carry their clone's id).
+  static std::uint64_t node_id(cudaGraphNode_t node);
+  /// Clone id -> original node id for every node cloned (graph instantiation) while this
+  /// tracer was subscribed.
+  std::unordered_map<std::uint64_t, std::uint64_t> node_clones() const;
 
   struct State;
 
