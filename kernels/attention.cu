@@ -37,36 +37,6 @@ __device__ __forceinline__ void prep_head(const float* src, const W* norm, float
   });
 }
 
-/// Block `b` of `nb` prefetchers: each thread issues one bulk L2 prefetch (sm_90
-/// cp.async.bulk.prefetch.L2) of its share of the concatenated ranges, in 16-byte units. The
-/// instruction does not wait for the data, so the block exits at once.
-__device__ __forceinline__ void l2_prefetch_block(const DecodeAttentionArgs& a, int b, int nb) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  size_t total = 0;
-  for (const auto& r : a.l2_prefetch) total += r.bytes / 16;
-  const size_t parts = static_cast<size_t>(nb) * blockDim.x;
-  const size_t me = static_cast<size_t>(b) * blockDim.x + threadIdx.x;
-  size_t lo = total * me / parts, hi = total * (me + 1) / parts;
-  for (const auto& r : a.l2_prefetch) {
-    const size_t n = r.bytes / 16;
-    if (lo < hi && lo < n) {
-      const size_t end = hi < n ? hi : n;
-      const char* p = static_cast<const char*>(r.p) + lo * 16;
-      for (size_t left = (end - lo) * 16; left > 0;) {
-        const unsigned chunk = static_cast<unsigned>(left < (1u << 20) ? left : (1u << 20));
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(chunk) : "memory");
-        p += chunk;
-        left -= chunk;
-      }
-    }
-    lo = lo > n ? lo - n : 0;
-    hi = hi > n ? hi - n : 0;
-  }
-#else
-  (void)a; (void)b; (void)nb;
-#endif
-}
-
 /// Loads kVec<W> elements at p (16-byte aligned) as floats.
 template <typename W>
 __device__ __forceinline__ void load_vec(const W* p, float* o) {
@@ -100,10 +70,6 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   __shared__ int last_block;
   // Launch the next kernel (the o_proj GEMV) now: it streams its weights while attention runs.
   dev::pdl_trigger();
-  if (static_cast<int>(blockIdx.y) >= S) {
-    l2_prefetch_block(a, (blockIdx.y - S) * gridDim.x + blockIdx.x, (gridDim.y - S) * gridDim.x);
-    return;
-  }
 
   // The position comes from the step's H2D copy, which completed before the first kernel of the
   // step started; cached K rows other than `pos` were written by earlier steps. Both may be read
@@ -471,9 +437,7 @@ void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
     throw KernelError("attention_decode: n_heads / n_kv_heads must be an integer <= 8");
   if (a.prep.head_dim % 8 != 0 || a.prep.head_dim > 512)
     throw KernelError("attention_decode: head_dim must be a multiple of 8 and <= 512");
-  bool prefetch = false;
-  for (const auto& r : a.l2_prefetch) prefetch = prefetch || r.bytes > 0;
-  const dim3 grid(a.prep.n_kv_heads, a.n_splits + (prefetch ? a.l2_prefetch_rows : 0));
+  const dim3 grid(a.prep.n_kv_heads, a.n_splits);
   const size_t smem = attention_decode_smem(G, a.prep.head_dim, a.chunk_cap, a.wtype);
   const bool teams = attention_team_scores();
   if (a.wtype == DType::bf16)

@@ -45,12 +45,6 @@ struct DecodeAttentionArgs {
   float* part_ml = nullptr;    ///< workspace [n_kv][n_splits][G][2]
   int* tickets = nullptr;      ///< [n_kv], zero between launches (the last block resets it)
   void* out = nullptr;         ///< weight type [n_heads * d]
-  /// Weights the next kernels read, pulled into L2 by extra blocks while attention (a chain of
-  /// dependent, latency-bound phases on few SMs) leaves the memory system idle. Ranges are
-  /// 16-byte aligned; bytes a multiple of 16; none: no extra blocks.
-  struct L2Range { const void* p = nullptr; std::size_t bytes = 0; };
-  L2Range l2_prefetch[3];
-  int l2_prefetch_rows = 0;    ///< extra grid rows of n_kv_heads blocks that issue the prefetches
 };
 
 void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream);

@@ -115,16 +115,6 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   ATLAS_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_ws_, cublas_ws_bytes_));
   ATLAS_CUBLAS_CHECK(cublasSetMathMode(cublas_, opts_.wtype == DType::f32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
 
-  {
-    // L2 prefetch during decode attention, bytes per layer (ATLAS_L2_PREFETCH_MB; 0 turns it off).
-    int dev = 0, l2 = 0;
-    ATLAS_CUDA_CHECK(cudaGetDevice(&dev));
-    ATLAS_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
-    ATLAS_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    const char* e = std::getenv("ATLAS_L2_PREFETCH_MB");
-    l2_prefetch_bytes_ = e != nullptr ? static_cast<std::size_t>(std::atof(e) * (1 << 20))
-                                      : static_cast<std::size_t>(l2) / 2;
-  }
   // Kernel attributes before any capture (not stream operations).
   kernels::gemv_prepare(std::max({w_.ld_dim, w_.ld_q, w_.ld_hidden}));
   const int max_bucket = bucket_for(opts_.max_seq);
@@ -194,9 +184,9 @@ void CudaDecoder::layout(const ModelConfig& c, Arena& arena) {
   const std::size_t ld_keys = padded_ld(opts_.max_seq);
   const std::size_t per_row_scores = static_cast<std::size_t>(c.n_heads) * ld_keys * (sizeof(float) + es);
   const std::size_t budget = std::size_t{4} << 30;
-  prefill_chunk_ = flash_prefill_ ? std::max(1, opts_.max_prefill_chunk)
-                                  : static_cast<int>(std::clamp<std::size_t>(budget / per_row_scores, 16,
-                                                                             std::max(1, opts_.max_prefill_chunk)));
+  const int cap = opts_.max_prefill_chunk > 0 ? opts_.max_prefill_chunk : (flash_prefill_ ? 4096 : 1024);
+  prefill_chunk_ = flash_prefill_ ? cap
+                                  : static_cast<int>(std::clamp<std::size_t>(budget / per_row_scores, 16, cap));
   prefill_chunk_ = std::min(prefill_chunk_, opts_.max_seq);
   const std::size_t P = prefill_chunk_;
   const int ld_wide = std::max({w_.ld_dim, w_.ld_q, w_.ld_hidden});
@@ -267,7 +257,6 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, Dev
 void CudaDecoder::enqueue_step(int bucket, bool eager) {
   const ModelConfig& c = w_.config;
   const DType wt = opts_.wtype;
-  const std::size_t es = kernels::dtype_size(wt);
   cudaStream_t s = stream_;
   std::vector<Stage> stages;
   std::vector<GraphKernelNode> nodes;
@@ -319,18 +308,6 @@ void CudaDecoder::enqueue_step(int bucket, bool eager) {
       a.part_ml = part_ml_;
       a.tickets = tickets_;
       a.out = attn_;
-      // While attention runs on a few SMs, the others pull the next GEMVs' weights into L2.
-      std::size_t budget = l2_prefetch_bytes_;
-      const void* next[3] = {L.wo, L.wgu, L.wdown};
-      const std::size_t next_bytes[3] = {static_cast<std::size_t>(c.dim) * w_.ld_q * es,
-                                         static_cast<std::size_t>(2 * c.hidden_dim) * w_.ld_dim * es,
-                                         static_cast<std::size_t>(c.dim) * w_.ld_hidden * es};
-      for (int i = 0; i < 3; ++i) {
-        const std::size_t take = std::min(budget, next_bytes[i]) / 16 * 16;
-        a.l2_prefetch[i] = {next[i], take};
-        budget -= take;
-      }
-      a.l2_prefetch_rows = std::max(1, (sm_count_ - c.n_kv_heads * splits) / c.n_kv_heads);
       kernels::attention_decode(a, s);
       kernel(Stage::attention);
     }

@@ -34,7 +34,9 @@ struct DecoderOptions {
   int max_seq = 0;            ///< KV capacity (tokens)
   bool graphs = true;         ///< capture/replay decode steps
   int veto_layer = -1;        ///< test hook (ATLAS_CUDA_VETO_LAYER): this layer refuses capture
-  int max_prefill_chunk = 1024;  ///< most prompt tokens per prefill pass (longer prompts run in chunks)
+  /// Most prompt tokens per prefill pass (longer prompts run in chunks). 0: 4096 with the flash
+  /// attention kernel (one pass keeps the GEMMs large), 1024 with materialised scores.
+  int max_prefill_chunk = 0;
 };
 
 /// How the device picks the next token: greedy (temperature 0) or a temperature draw by the
@@ -182,8 +184,6 @@ class CudaDecoder {
   // Pinned host buffers.
   PinnedBuffer step_h_, token_h_, logits_h_, tokens_h_;
 
-  int sm_count_ = 0;
-  std::size_t l2_prefetch_bytes_ = 0;  ///< weights pulled into L2 per layer during decode attention
   std::map<int, Captured> graphs_;
   std::vector<Stage> step_stages_;
   std::vector<GraphKernelNode> capture_nodes_;  ///< filled by enqueue_step while capturing

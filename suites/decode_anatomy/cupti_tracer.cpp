@@ -3,6 +3,8 @@
 
 #include <cupti.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -133,6 +135,22 @@ void CUPTIAPI on_api(void* userdata, CUpti_CallbackDomain domain, CUpti_Callback
 }
 
 }  // namespace
+
+std::string short_kernel_name(std::string_view name) {
+  int status = 0;
+  const std::string raw(name);
+  std::unique_ptr<char, void (*)(void*)> dem(abi::__cxa_demangle(raw.c_str(), nullptr, nullptr, &status), std::free);
+  std::string s = status == 0 && dem ? std::string(dem.get()) : raw;
+  for (const std::string anon = "(anonymous namespace)::"; s.find(anon) != std::string::npos;)
+    s.erase(s.find(anon), anon.size());
+  if (const auto paren = s.find('('); paren != std::string::npos) s.resize(paren);
+  const auto angle = s.find('<');
+  const auto head = s.substr(0, angle);
+  std::size_t from = 0;
+  if (const auto sp = head.rfind(' '); sp != std::string::npos) from = sp + 1;  // return type
+  if (const auto colons = head.rfind("::"); colons != std::string::npos && colons + 2 > from) from = colons + 2;
+  return s.substr(from);
+}
 
 CuptiTracer::CuptiTracer() : state_(std::make_unique<State>()) {
   if (g_state != nullptr) throw atlas::Error("CUPTI: only one tracer may be active");

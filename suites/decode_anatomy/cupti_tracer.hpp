@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct TraceWindow {
   ApiCalls runtime, driver;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  ///< all GPU activity intervals
 };
+
+/// A kernel's readable name: demangled, without namespaces, return type or parameter list
+/// ("flash_prefill_kernel<128>"); names that do not demangle (cuBLAS's) come back as they are.
+std::string short_kernel_name(std::string_view name);
 
 class CuptiTracer {
  public:

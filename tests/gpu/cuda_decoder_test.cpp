@@ -37,7 +37,7 @@ double rel_l2(std::span<const float> a, const std::vector<double>& b) {
 /// Prefills `prompt`, then decodes `steps` tokens feeding back the reference's argmax (so both
 /// see the same inputs), checking logits at every position against the reference.
 void check_against_reference(const engine::ModelConfig& cfg, kernels::DType wtype, bool graphs, int prompt_len,
-                             int steps, double tol, bool relative, int prefill_chunk = 1024) {
+                             int steps, double tol, bool relative, int prefill_chunk = 0) {
   auto host = random_model(cfg, 1234);
   DecoderOptions o;
   o.max_prefill_chunk = prefill_chunk;
