@@ -41,14 +41,6 @@ __device__ __forceinline__ void load4(const __nv_bfloat16* p, float* o) {
   o[2] = __uint_as_float(v.y << 16); o[3] = __uint_as_float(v.y & 0xffff0000u);
 }
 
-/// Pulls `bytes` at p into this SM's L1, one 128-byte line per thread per round: a plain input
-/// vector is then one round trip away for every warp, not one per first touch inside the loop.
-__device__ __forceinline__ void prefetch_l1(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t off = static_cast<size_t>(threadIdx.x) * 128; off < bytes; off += static_cast<size_t>(blockDim.x) * 128)
-    asm volatile("prefetch.global.L1 [%0];" ::"l"(c + off));
-}
-
 constexpr int kNormChunks = 4;  // 4-element chunks of x per thread held in registers (k <= 4096)
 
 /// xs[0, ld) (weight type) = RMSNorm(x) * g for i < k, zero beyond; all threads of the block.
@@ -99,7 +91,7 @@ __device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, co
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-            const W* __restrict__ norm, float eps, void* __restrict__ yout, int prefetch_x) {
+            const W* __restrict__ norm, float eps, void* __restrict__ yout) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -147,7 +139,6 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
     xv = reinterpret_cast<const uint4*>(xs);
   } else {
     xv = static_cast<const uint4*>(xin);
-    if (prefetch_x) prefetch_l1(xin, static_cast<size_t>(ld) * sizeof(W));
   }
 
   for (int step0 = p0; step0 < p1; step0 += kGroups) {
@@ -229,7 +220,7 @@ constexpr size_t kRingBytes = static_cast<size_t>(kWarps) * kStages * kRowsPerWa
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-                  const W* __restrict__ norm, float eps, void* __restrict__ yout, int prefetch_x) {
+                  const W* __restrict__ norm, float eps, void* __restrict__ yout) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -283,7 +274,6 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
     xv = reinterpret_cast<const uint4*>(xs);
   } else {
     xv = static_cast<const uint4*>(xin);
-    if (prefetch_x) prefetch_l1(xin, static_cast<size_t>(ld) * sizeof(W));
   }
 
   float acc[kRowsPerWarp] = {};
@@ -356,15 +346,6 @@ bool use_async() {
   return v;
 }
 
-/// ATLAS_GEMV_X_PREFETCH=0 turns off the L1 prefetch of a plain input vector (A/B runs).
-bool plain_x_prefetch() {
-  static const bool v = [] {
-    const char* e = std::getenv("ATLAS_GEMV_X_PREFETCH");
-    return !(e != nullptr && std::string(e) == "0");
-  }();
-  return v;
-}
-
 int g_sm_count = 0;
 
 int sm_count() {
@@ -428,7 +409,7 @@ void launch(const GemvArgs& a, cudaStream_t s) {
                    occupancy, sm_count(), static_cast<double>(pairs) / blocks);
   }
   launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
-             static_cast<const W*>(a.norm), a.eps, a.y, plain_x_prefetch() ? 1 : 0);
+             static_cast<const W*>(a.norm), a.eps, a.y);
 }
 
 /// K split with the least estimated time for a persistent grid of `grid` blocks: a block does
