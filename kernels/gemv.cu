@@ -41,6 +41,28 @@ __device__ __forceinline__ void load4(const __nv_bfloat16* p, float* o) {
   o[2] = __uint_as_float(v.y << 16); o[3] = __uint_as_float(v.y & 0xffff0000u);
 }
 
+/// dst[0, nvec) (shared) = src[0, nvec) (global), all threads of the block: each thread issues
+/// its loads in batches of 8 before storing, so the copy costs about one memory round trip; the
+/// product loop then reads the input from shared memory instead of taking an L2 round trip at
+/// each first touch.
+__device__ __forceinline__ void stage_vector(const uint4* __restrict__ src, int nvec, uint4* dst) {
+  constexpr int kBatch = 8;
+  for (int base = threadIdx.x; base < nvec; base += kBatch * blockDim.x) {
+    uint4 v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + j * blockDim.x;
+      if (i < nvec) v[j] = src[i];
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + j * blockDim.x;
+      if (i < nvec) dst[i] = v[j];
+    }
+  }
+  __syncthreads();
+}
+
 constexpr int kNormChunks = 4;  // 4-element chunks of x per thread held in registers (k <= 4096)
 
 /// xs[0, ld) (weight type) = RMSNorm(x) * g for i < k, zero beyond; all threads of the block.
@@ -91,7 +113,7 @@ __device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, co
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-            const W* __restrict__ norm, float eps, void* __restrict__ yout) {
+            const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -137,6 +159,10 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
     W* xs = reinterpret_cast<W*>(smem_raw);
     rmsnorm_prologue(static_cast<const float*>(xin), norm, k, ld, eps, xs, scratch);
     xv = reinterpret_cast<const uint4*>(xs);
+  } else if (stage_x) {
+    uint4* xs = reinterpret_cast<uint4*>(smem_raw);
+    stage_vector(static_cast<const uint4*>(xin), nvec, xs);
+    xv = xs;
   } else {
     xv = static_cast<const uint4*>(xin);
   }
@@ -220,7 +246,7 @@ constexpr size_t kRingBytes = static_cast<size_t>(kWarps) * kStages * kRowsPerWa
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-                  const W* __restrict__ norm, float eps, void* __restrict__ yout) {
+                  const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -238,7 +264,7 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   const int nchunk = (per_lane + kChunk - 1) / kChunk;   // items per pair
   const int steps = (p1 - p0 + kGroups - 1) / kGroups;   // block-uniform
   const int items = steps * nchunk;
-  const size_t xs_bytes = In == GemvInput::rmsnorm ? (static_cast<size_t>(ld) * sizeof(W) + 15) / 16 * 16 : 0;
+  const size_t xs_bytes = (In == GemvInput::rmsnorm || stage_x) ? (static_cast<size_t>(ld) * sizeof(W) + 15) / 16 * 16 : 0;
   uint4* ring = reinterpret_cast<uint4*>(smem_raw + xs_bytes) + static_cast<size_t>(warp) * kStages * kRowsPerWarp * kChunk * 32;
   auto slot = [&](int stage, int r, int u) -> uint4* { return ring + ((stage * kRowsPerWarp + r) * kChunk + u) * 32 + lane; };
 
@@ -272,6 +298,10 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
     W* xs = reinterpret_cast<W*>(smem_raw);
     rmsnorm_prologue(static_cast<const float*>(xin), norm, k, ld, eps, xs, scratch);
     xv = reinterpret_cast<const uint4*>(xs);
+  } else if (stage_x) {
+    uint4* xs = reinterpret_cast<uint4*>(smem_raw);
+    stage_vector(static_cast<const uint4*>(xin), nvec, xs);
+    xv = xs;
   } else {
     xv = static_cast<const uint4*>(xin);
   }
@@ -385,9 +415,20 @@ int blocks_per_sm_override() {
   return v;
 }
 
+/// Whether a plain input vector is staged in shared memory (ATLAS_GEMV_PLAIN_X=smem) or read
+/// through L1 by the product loop (=global).
+bool stage_plain_x() {
+  static const bool v = [] {
+    const char* e = std::getenv("ATLAS_GEMV_PLAIN_X");
+    return !(e != nullptr && std::string(e) == "global");
+  }();
+  return v;
+}
+
 template <typename W, GemvInput In>
 size_t dyn_smem(int ld, bool async) {
-  const size_t xs = In == GemvInput::rmsnorm ? (static_cast<size_t>(ld) * sizeof(W) + 15) / 16 * 16 : 0;
+  const bool staged = In == GemvInput::rmsnorm || stage_plain_x();
+  const size_t xs = staged ? (static_cast<size_t>(ld) * sizeof(W) + 15) / 16 * 16 : 0;
   return xs + (async ? kRingBytes : 0);
 }
 
@@ -409,7 +450,7 @@ void launch(const GemvArgs& a, cudaStream_t s) {
                    occupancy, sm_count(), static_cast<double>(pairs) / blocks);
   }
   launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
-             static_cast<const W*>(a.norm), a.eps, a.y);
+             static_cast<const W*>(a.norm), a.eps, a.y, In == GemvInput::plain && stage_plain_x() ? 1 : 0);
 }
 
 /// K split with the least estimated time for a persistent grid of `grid` blocks: a block does
