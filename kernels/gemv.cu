@@ -415,19 +415,23 @@ int blocks_per_sm_override() {
   return v;
 }
 
-/// Whether a plain input vector is staged in shared memory (ATLAS_GEMV_PLAIN_X=smem) or read
-/// through L1 by the product loop (=global).
-bool stage_plain_x() {
-  static const bool v = [] {
+/// Whether a plain input vector of `bytes` is staged in shared memory or read through L1 by the
+/// product loop. Measured on the H200 (docs/PERF.md): staging took qwen3-8b decode from 210 to
+/// 226 tok/s (o_proj 8 KiB, down 24 KiB inputs: with a 64 KiB ring per block the L1 left over is
+/// small) but cost qwen3-0.6b 1.5% (4-6 KiB inputs stay in L1; the copy adds a barrier), hence
+/// the 8 KiB threshold. ATLAS_GEMV_PLAIN_X=smem / =global forces either (A/B runs).
+bool stage_plain_x(size_t bytes) {
+  static const int forced = [] {
     const char* e = std::getenv("ATLAS_GEMV_PLAIN_X");
-    return !(e != nullptr && std::string(e) == "global");
+    if (e == nullptr) return -1;
+    return std::string(e) == "smem" ? 1 : std::string(e) == "global" ? 0 : -1;
   }();
-  return v;
+  return forced >= 0 ? forced == 1 : bytes >= 8192;
 }
 
 template <typename W, GemvInput In>
 size_t dyn_smem(int ld, bool async) {
-  const bool staged = In == GemvInput::rmsnorm || stage_plain_x();
+  const bool staged = In == GemvInput::rmsnorm || stage_plain_x(static_cast<size_t>(ld) * sizeof(W));
   const size_t xs = staged ? (static_cast<size_t>(ld) * sizeof(W) + 15) / 16 * 16 : 0;
   return xs + (async ? kRingBytes : 0);
 }
@@ -450,7 +454,8 @@ void launch(const GemvArgs& a, cudaStream_t s) {
                    occupancy, sm_count(), static_cast<double>(pairs) / blocks);
   }
   launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
-             static_cast<const W*>(a.norm), a.eps, a.y, In == GemvInput::plain && stage_plain_x() ? 1 : 0);
+             static_cast<const W*>(a.norm), a.eps, a.y,
+             In == GemvInput::plain && stage_plain_x(static_cast<size_t>(a.ld) * sizeof(W)) ? 1 : 0);
 }
 
 /// K split with the least estimated time for a persistent grid of `grid` blocks: a block does
