@@ -108,7 +108,11 @@ json EndpointTarget::provenance() const {
             {"idle", opts_.timeouts.idle.count()},
             {"total", opts_.timeouts.total.count()}}},
           {"retries", opts_.retries},
-          {"reset_prefix_cache", reset_outcome_}};
+          {"reset_prefix_cache", reset_outcome_},
+          {"client_timestamps",
+           {{"rule", "kernel receive time (SO_TIMESTAMPNS) of the newest waiting bytes, else the time they were read"},
+            {"kernel_stamped_reads", kernel_stamped_reads_},
+            {"user_stamped_reads", user_stamped_reads_}}}};
 }
 
 json EndpointTarget::request_body(const TargetRequest& req) const {
@@ -204,6 +208,11 @@ TargetResponse EndpointTarget::attempt(const TargetRequest& req, HttpClient& cli
     return true;
   });
 
+  {
+    std::lock_guard lock(mu_);
+    kernel_stamped_reads_ += res.kernel_stamped_reads;
+    user_stamped_reads_ += res.user_stamped_reads;
+  }
   TargetResponse out;
   out.t_request_ns = res.t_sent_ns;
   out.t_first_byte_ns = res.t_first_byte_ns;
