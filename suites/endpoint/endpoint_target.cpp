@@ -128,10 +128,13 @@ json EndpointTarget::request_body(const TargetRequest& req) const {
   if (!req.messages.is_null()) {
     body["messages"] = req.messages;
     if (!req.tools.is_null()) body["tools"] = req.tools;
-  } else if (!req.prompt_text.empty()) {
-    body["prompt"] = req.prompt_text;
+  } else if (!req.prompt_ids.empty()) {
+    // Token ids, also when the text is given: the exact prompt the suite built. Its text would
+    // be re-tokenized by the server into a prompt of another length (stories260K: a 128-token
+    // TTFT prompt comes back as 131), and the records would no longer compare.
+    body["prompt"] = req.prompt_ids;
   } else {
-    body["prompt"] = req.prompt_ids;  // token ids: the exact prompt length the suite asked for
+    body["prompt"] = req.prompt_text;
   }
   return body;
 }

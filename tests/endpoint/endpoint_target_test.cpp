@@ -164,8 +164,16 @@ TEST_CASE("endpoint: the request body carries the prompt ids, sampling and strea
   chat.messages = nlohmann::json::array({{{"role", "user"}, {"content", "hi"}}});
   chat.tools = nlohmann::json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}});
   t.generate(chat);
+  TargetRequest both = small_request();  // ids and their text: the ids go, so the length is exact
+  both.prompt_text = "one two three";
+  t.generate(both);
+  TargetRequest text_only;
+  text_only.prompt_text = "just text";
+  t.generate(text_only);
   const auto bodies = s.bodies();
-  REQUIRE(bodies.size() == 2);
+  REQUIRE(bodies.size() == 4);
+  CHECK(nlohmann::json::parse(bodies[2])["prompt"] == std::vector<int>{1, 2, 3});
+  CHECK(nlohmann::json::parse(bodies[3])["prompt"] == "just text");
   const auto b = nlohmann::json::parse(bodies[0]);
   CHECK(b["model"] == "scripted");
   CHECK(b["prompt"] == std::vector<int>{1, 2, 3});
