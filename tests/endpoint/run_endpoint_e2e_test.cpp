@@ -161,6 +161,18 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
   // 3 lengths x 2 variants x kReps requests, each with 8 decode gaps after the first token.
   CHECK(samples(rt, "itl_ms") == 3 * 2 * kReps * 8);
   CHECK(samples(lt, "itl_ms") == samples(rt, "itl_ms"));
+  // One TTFB and E2E sample per request; over HTTP the first byte (headers) precedes the first
+  // token, and the last token comes after it.
+  CHECK(samples(rt, "ttfb_ms") == 3 * 2 * kReps);
+  CHECK(samples(rt, "e2e_ms") == 3 * 2 * kReps);
+  for (const char* m : {"ttfb_ms", "e2e_ms", "tpot_ms", "itl_ms"}) {
+    for (const auto& v : rt["metrics"][m]["samples"]) {
+      INFO(m);
+      CHECK(std::isfinite(v.get<double>()));
+      CHECK(v.get<double>() >= 0.0);
+    }
+  }
+  CHECK(rt["metrics"]["ttfb_ms"]["summary"]["max"].get<double>() > 0.0);
 
   // Agentic (api "completions", the default): the server gets each turn as the trace's token
   // ids, so one TTFT sample per assistant turn and repetition, and the first turn's prompt is
