@@ -21,6 +21,9 @@ class Sampler {
   /// Picks a token from `logits` [vocab]. May reorder a private copy, never the input.
   int sample(std::span<const float> logits);
   const SamplingParams& params() const { return params_; }
+  /// A fresh 64-bit value from this sampler's RNG, for a backend that draws on the device
+  /// (the run stays reproducible from SamplingParams::seed).
+  std::uint64_t next_seed() { return rng_(); }
 
  private:
   SamplingParams params_;

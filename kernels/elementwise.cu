@@ -89,8 +89,26 @@ __device__ __forceinline__ void block_argmax(float& best, int& bi, float* sv, in
   }
 }
 
+__device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// Standard Gumbel noise for index i of draw `seed`: -log(-log(u)), u uniform in (0, 1) from a
+/// counter hash (24 bits: no 0 or 1, so the noise is finite).
+__device__ __forceinline__ float gumbel(std::uint64_t seed, int i) {
+  const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
+  const float u = (static_cast<float>(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
+  return -logf(-logf(u));
+}
+
+/// sp == null or sp->inv_temperature == 0: the argmax of v. Otherwise the argmax of
+/// v * inv_temperature + Gumbel noise, which is a draw from softmax(v / T) (the Gumbel-max trick).
 __global__ void __launch_bounds__(kArgmaxThreads)
-argmax_kernel(const float* __restrict__ v, int n, int* __restrict__ out, ArgmaxScratch* __restrict__ scr) {
+argmax_kernel(const float* __restrict__ v, int n, const DeviceSampling* __restrict__ sp, int* __restrict__ out,
+              ArgmaxScratch* __restrict__ scr) {
   __shared__ float sv[32];
   __shared__ int si[32];
   __shared__ bool last;
@@ -100,9 +118,18 @@ argmax_kernel(const float* __restrict__ v, int n, int* __restrict__ out, ArgmaxS
   int bi = INT_MAX;  // "none yet": loses every comparison
   const int per = (n + gridDim.x - 1) / gridDim.x;
   const int lo = blockIdx.x * per, hi = min(n, lo + per);
-  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-    const float x = v[i];
-    if (x > best) { best = x; bi = i; }  // each thread ascends, so '>' keeps its lowest index
+  const float inv_t = sp != nullptr ? sp->inv_temperature : 0.0f;
+  if (inv_t > 0.0f) {
+    const std::uint64_t seed = sp->seed;
+    for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      const float x = v[i] * inv_t + gumbel(seed, i);
+      if (x > best) { best = x; bi = i; }
+    }
+  } else {
+    for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      const float x = v[i];
+      if (x > best) { best = x; bi = i; }  // each thread ascends, so '>' keeps its lowest index
+    }
   }
   block_argmax(best, bi, sv, si);
   if (threadIdx.x == 0) {
@@ -134,13 +161,6 @@ __global__ void convert_kernel(const float* __restrict__ src, int rows, int cols
     const int c = static_cast<int>(idx % ld);
     dst[r * pitch + c] = dev::from_f32<W>(c < cols ? src[r * cols + c] : 0.0f);
   }
-}
-
-__device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
 }
 
 template <typename W>
@@ -197,8 +217,13 @@ void swiglu_rows(DType wtype, const void* gu, int n, int hidden, void* out, int 
 }
 
 void argmax(const float* v, int n, int* out, void* scratch, cudaStream_t s) {
+  sample_token(v, n, nullptr, out, scratch, s);
+}
+
+void sample_token(const float* v, int n, const DeviceSampling* params, int* out, void* scratch, cudaStream_t s) {
   const int blocks = std::max(1, std::min(kArgmaxBlocks, (n + kArgmaxThreads - 1) / kArgmaxThreads));
-  launch_pdl(argmax_kernel, dim3(blocks), dim3(kArgmaxThreads), 0, s, v, n, out, static_cast<ArgmaxScratch*>(scratch));
+  launch_pdl(argmax_kernel, dim3(blocks), dim3(kArgmaxThreads), 0, s, v, n, params, out,
+             static_cast<ArgmaxScratch*>(scratch));
 }
 
 std::size_t argmax_scratch_bytes() { return sizeof(ArgmaxScratch); }

@@ -1,6 +1,6 @@
 #pragma once
 // Small kernels around the matrix products: embedding gather, row RMSNorm, SwiGLU, greedy
-// argmax, weight conversion/padding and on-device synthetic weights.
+// argmax and temperature sampling, weight conversion/padding and on-device synthetic weights.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -29,6 +29,19 @@ void swiglu_rows(DType wtype, const void* gu, int n, int hidden, void* out, int 
 /// `scratch` holds argmax_scratch_bytes(), zeroed once before first use (the kernel leaves it so).
 void argmax(const float* v, int n, int* out, void* scratch, cudaStream_t s);
 std::size_t argmax_scratch_bytes();
+
+/// Sampling parameters read from device memory at run time, so one captured graph serves any.
+struct DeviceSampling {
+  float inv_temperature = 0.0f;  ///< 1 / T; 0 = greedy
+  std::uint32_t reserved = 0;
+  std::uint64_t seed = 0;        ///< one fresh value per draw (the host draws it from its sampler's RNG)
+};
+
+/// *out = a token drawn from softmax(v / T) by the Gumbel-max trick (Gumbel 1954; Maddison,
+/// Tarlow & Minka 2014, "A* Sampling"): argmax_i v_i / T + g_i with g_i i.i.d. standard Gumbel
+/// noise from a counter hash of (seed, i), one pass, no sort. params null or inv_temperature 0:
+/// the argmax of v (as argmax()). params is device memory; scratch as for argmax().
+void sample_token(const float* v, int n, const DeviceSampling* params, int* out, void* scratch, cudaStream_t s);
 
 /// dst[r * pitch + c] (weight type) = src[r][c] (float32, row stride cols) for c < cols, zero for
 /// cols <= c < ld. pitch >= ld (pitch > ld interleaves two matrices, e.g. gate and up rows).

@@ -30,6 +30,64 @@ constexpr int kWarps = 8;        // 256 threads
 constexpr int kRowsPerWarp = 2;
 constexpr int kUnroll = 8;       // 16-byte vectors per row in flight per lane
 
+/// Four consecutive elements of T at p (aligned to 4 elements) as floats.
+__device__ __forceinline__ void load4(const float* p, float* o) {
+  const float4 v = *reinterpret_cast<const float4*>(p);
+  o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
+}
+__device__ __forceinline__ void load4(const __nv_bfloat16* p, float* o) {
+  const uint2 v = *reinterpret_cast<const uint2*>(p);
+  o[0] = __uint_as_float(v.x << 16); o[1] = __uint_as_float(v.x & 0xffff0000u);
+  o[2] = __uint_as_float(v.y << 16); o[3] = __uint_as_float(v.y & 0xffff0000u);
+}
+
+constexpr int kNormChunks = 4;  // 4-element chunks of x per thread held in registers (k <= 4096)
+
+/// xs[0, ld) (weight type) = RMSNorm(x) * g for i < k, zero beyond; all threads of the block.
+/// Every thread loads its chunks of x and g as one batch (a single memory round trip after the
+/// PDL wait), rather than one load per loop iteration as a plain strided loop compiles to; rows
+/// that do not fit take the loop.
+template <typename W>
+__device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, const W* __restrict__ norm, int k, int ld,
+                                                 float eps, W* xs, float* scratch) {
+  const int t = threadIdx.x, nt = blockDim.x;
+  const bool batched = k % 4 == 0 && k <= kNormChunks * 4 * nt;
+  float ss = 0.0f;
+  if (batched) {
+    float xr[kNormChunks][4], gr[kNormChunks][4];
+#pragma unroll
+    for (int j = 0; j < kNormChunks; ++j) {
+      const int i = (j * nt + t) * 4;
+      if (i < k) {
+        load4(x + i, xr[j]);
+        load4(norm + i, gr[j]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kNormChunks; ++j)
+      if ((j * nt + t) * 4 < k)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) ss += xr[j][e] * xr[j][e];
+    ss = dev::block_sum(ss, scratch);
+    const float inv = rsqrtf(ss / static_cast<float>(k) + eps);
+#pragma unroll
+    for (int j = 0; j < kNormChunks; ++j) {
+      const int i = (j * nt + t) * 4;
+      if (i < k)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) xs[i + e] = dev::from_f32<W>(gr[j][e] * (xr[j][e] * inv));
+    }
+    for (int i = k + t; i < ld; i += nt) xs[i] = dev::from_f32<W>(0.0f);
+  } else {
+    for (int i = t; i < k; i += nt) ss += x[i] * x[i];
+    ss = dev::block_sum(ss, scratch);
+    const float inv = rsqrtf(ss / static_cast<float>(k) + eps);
+    for (int i = t; i < ld; i += nt)
+      xs[i] = i < k ? dev::from_f32<W>(dev::to_f32(norm[i]) * (x[i] * inv)) : dev::from_f32<W>(0.0f);
+  }
+  __syncthreads();
+}
+
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
@@ -77,14 +135,7 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
   const uint4* xv;
   if constexpr (In == GemvInput::rmsnorm) {
     W* xs = reinterpret_cast<W*>(smem_raw);
-    const float* x = static_cast<const float*>(xin);
-    float ss = 0.0f;
-    for (int i = threadIdx.x; i < k; i += blockDim.x) ss += x[i] * x[i];
-    ss = dev::block_sum(ss, scratch);
-    const float inv = rsqrtf(ss / static_cast<float>(k) + eps);
-    for (int i = threadIdx.x; i < ld; i += blockDim.x)
-      xs[i] = i < k ? dev::from_f32<W>(dev::to_f32(norm[i]) * (x[i] * inv)) : dev::from_f32<W>(0.0f);
-    __syncthreads();
+    rmsnorm_prologue(static_cast<const float*>(xin), norm, k, ld, eps, xs, scratch);
     xv = reinterpret_cast<const uint4*>(xs);
   } else {
     xv = static_cast<const uint4*>(xin);
@@ -219,14 +270,7 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   const uint4* xv;
   if constexpr (In == GemvInput::rmsnorm) {
     W* xs = reinterpret_cast<W*>(smem_raw);
-    const float* x = static_cast<const float*>(xin);
-    float ss = 0.0f;
-    for (int i = threadIdx.x; i < k; i += blockDim.x) ss += x[i] * x[i];
-    ss = dev::block_sum(ss, scratch);
-    const float inv = rsqrtf(ss / static_cast<float>(k) + eps);
-    for (int i = threadIdx.x; i < ld; i += blockDim.x)
-      xs[i] = i < k ? dev::from_f32<W>(dev::to_f32(norm[i]) * (x[i] * inv)) : dev::from_f32<W>(0.0f);
-    __syncthreads();
+    rmsnorm_prologue(static_cast<const float*>(xin), norm, k, ld, eps, xs, scratch);
     xv = reinterpret_cast<const uint4*>(xs);
   } else {
     xv = static_cast<const uint4*>(xin);

@@ -27,9 +27,13 @@ class CudaBackend final : public Backend {
     return decoder_.logits();
   }
 
+  // Greedy, top-k 1 and plain temperature sampling run on the device (no logits copy); top-k > 1
+  // and top-p need a sorted candidate set and sample on the host from the copied logits.
   int forward_sample(std::span<const int> tokens, int pos, Sampler& sampler) override {
-    if (!sampler.params().greedy()) return sampler.sample(forward(tokens, pos));
-    return decoder_.run(tokens, pos, false);
+    const SamplingParams& p = sampler.params();
+    if (p.greedy() || p.top_k == 1) return decoder_.run(tokens, pos, false);
+    if (p.top_k == 0 && p.top_p >= 1.0f) return decoder_.run(tokens, pos, false, {p.temperature, sampler.next_seed()});
+    return sampler.sample(forward(tokens, pos));
   }
 
   std::vector<GraphVeto> decode_graph_vetoes() const override { return decoder_.vetoes(); }

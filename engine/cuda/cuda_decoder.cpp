@@ -11,6 +11,7 @@
 #include "engine/error.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/flash_prefill.hpp"
 #include "kernels/gemv.hpp"
 
 namespace atlas::engine::cuda {
@@ -91,6 +92,13 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0)
     throw EngineError("cuda backend: no CUDA device");
 
+  // Prefill attention: the fused flash kernel where it applies (bf16, d = 64/128), else scores
+  // materialised through cuBLAS. ATLAS_PREFILL_ATTENTION=gemm forces the latter (A/B runs).
+  {
+    const char* e = std::getenv("ATLAS_PREFILL_ATTENTION");
+    flash_prefill_ = kernels::flash_attention_prefill_supported(opts_.wtype, c.head_dim) &&
+                     !(e != nullptr && std::string(e) == "gemm");
+  }
   {  // Plan: a counting pass sums every slice; then one allocation holds them all.
     Arena counting;
     layout(c, counting);
@@ -172,11 +180,13 @@ void CudaDecoder::layout(const ModelConfig& c, Arena& arena) {
   // and at most 1024 tokens: chunks make the materialised causal scores roughly triangular
   // (chunk c sees (c+1) * chunk keys), which cuts attention's memory traffic by about a third
   // at 4096 tokens while the projection GEMMs stay large enough to run near peak.
+  // The flash kernel keeps scores on chip: no score workspace, the chunk is only capped.
   const std::size_t ld_keys = padded_ld(opts_.max_seq);
   const std::size_t per_row_scores = static_cast<std::size_t>(c.n_heads) * ld_keys * (sizeof(float) + es);
   const std::size_t budget = std::size_t{4} << 30;
-  prefill_chunk_ = static_cast<int>(std::clamp<std::size_t>(budget / per_row_scores, 16,
-                                                             std::max(1, opts_.max_prefill_chunk)));
+  const int cap = opts_.max_prefill_chunk > 0 ? opts_.max_prefill_chunk : (flash_prefill_ ? 4096 : 1024);
+  prefill_chunk_ = flash_prefill_ ? cap
+                                  : static_cast<int>(std::clamp<std::size_t>(budget / per_row_scores, 16, cap));
   prefill_chunk_ = std::min(prefill_chunk_, opts_.max_seq);
   const std::size_t P = prefill_chunk_;
   const int ld_wide = std::max({w_.ld_dim, w_.ld_q, w_.ld_hidden});
@@ -185,9 +195,11 @@ void CudaDecoder::layout(const ModelConfig& c, Arena& arena) {
   pxb_ = arena.take(es * P * ld_wide);
   pqkv_ = static_cast<float*>(arena.take(sizeof(float) * P * std::max(qkv_dim, 2 * c.hidden_dim)));
   pq_ = arena.take(es * P * c.n_heads * c.head_dim);
-  ps_ = static_cast<float*>(arena.take(sizeof(float) * P * c.n_heads * ld_keys));
-  pp_ = arena.take(es * P * c.n_heads * ld_keys);
-  po_ = arena.take(es * P * c.n_heads * c.head_dim);
+  if (!flash_prefill_) {
+    ps_ = static_cast<float*>(arena.take(sizeof(float) * P * c.n_heads * ld_keys));
+    pp_ = arena.take(es * P * c.n_heads * ld_keys);
+    po_ = arena.take(es * P * c.n_heads * c.head_dim);
+  }
   cublas_ws_bytes_ = std::size_t{32} << 20;
   cublas_ws_ = arena.take(cublas_ws_bytes_);
   section(plan_.prefill_workspace);
@@ -209,11 +221,6 @@ std::vector<GraphVeto> CudaDecoder::vetoes() const {
   return out;
 }
 
-cudaGraph_t CudaDecoder::graph_for_bucket(int bucket) const {
-  auto it = graphs_.find(bucket);
-  return it == graphs_.end() ? nullptr : it->second.graph;
-}
-
 std::span<const float> CudaDecoder::logits() const {
   return {logits_h_.as<float>(), static_cast<std::size_t>(w_.config.vocab_size)};
 }
@@ -223,7 +230,7 @@ void CudaDecoder::sync() {
   ++counters_.host_syncs;
 }
 
-int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits) {
+int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, DeviceSample sample) {
   const ModelConfig& c = w_.config;
   if (tokens.empty()) throw EngineError("cuda backend: forward() needs at least one token");
   if (pos < 0 || pos + static_cast<int>(tokens.size()) > opts_.max_seq)
@@ -234,6 +241,11 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits) {
     if (t < 0 || t >= c.vocab_size)
       throw EngineError("cuda backend: token id " + std::to_string(t) + " outside the vocabulary [0, " +
                         std::to_string(c.vocab_size) + ")");
+  if (!(sample.temperature >= 0.0f) || !std::isfinite(sample.temperature))
+    throw EngineError("cuda backend: sampling temperature " + std::to_string(sample.temperature) + " is invalid");
+  kernels::DeviceSampling& ds = step_h_.as<Step>()->sampling;
+  ds.inv_temperature = sample.temperature > 0.0f ? 1.0f / sample.temperature : 0.0f;
+  ds.seed = sample.seed;
   if (tokens.size() == 1) return decode(tokens[0], pos, want_logits);
   prefill(tokens, pos, want_logits);
   return *token_h_.as<int>();
@@ -247,9 +259,19 @@ void CudaDecoder::enqueue_step(int bucket, bool eager) {
   const DType wt = opts_.wtype;
   cudaStream_t s = stream_;
   std::vector<Stage> stages;
+  std::vector<GraphKernelNode> nodes;
   auto kernel = [&](Stage st) {
     stages.push_back(st);
-    if (eager) ++counters_.kernel_launches;
+    if (eager) {
+      ++counters_.kernel_launches;
+      return;
+    }
+    // Capturing: the node just added is the capture's only dependency (one stream, a chain).
+    cudaStreamCaptureStatus status;
+    const cudaGraphNode_t* deps = nullptr;
+    std::size_t n_deps = 0;
+    ATLAS_CUDA_CHECK(cudaStreamGetCaptureInfo(s, &status, nullptr, nullptr, &deps, nullptr, &n_deps));
+    nodes.push_back({n_deps == 1 ? deps[0] : nullptr, st});
   };
 
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(step_d_, step_h_.get(), sizeof(Step), cudaMemcpyHostToDevice, s));
@@ -320,11 +342,12 @@ void CudaDecoder::enqueue_step(int bucket, bool eager) {
   }
   {
     Range r(eager, "sample");
-    kernels::argmax(logits_d_, c.vocab_size, token_out_d_, argmax_scratch_, s);
+    kernels::sample_token(logits_d_, c.vocab_size, &step_d_->sampling, token_out_d_, argmax_scratch_, s);
     kernel(Stage::sample);
   }
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), token_out_d_, sizeof(int), cudaMemcpyDeviceToHost, s));
   step_stages_ = std::move(stages);
+  if (!eager) capture_nodes_ = std::move(nodes);
 }
 
 int CudaDecoder::decode(int token, int pos, bool want_logits) {
@@ -349,9 +372,9 @@ int CudaDecoder::decode(int token, int pos, bool want_logits) {
         throw;
       }
       ATLAS_CUDA_CHECK(cudaStreamEndCapture(stream_, &cap.graph));
-      ATLAS_CUDA_CHECK(cudaGraphInstantiate(&cap.exec, cap.graph, 0));
-      ATLAS_CUDA_CHECK(cudaGraphUpload(cap.exec, stream_));
-      it = graphs_.emplace(bucket, cap).first;
+      cap.kernels = std::move(capture_nodes_);
+      it = graphs_.emplace(bucket, std::move(cap)).first;
+      instantiate(it->second);
       ++counters_.graph_captures;
     }
     ATLAS_CUDA_CHECK(cudaGraphLaunch(it->second.exec, stream_));
@@ -374,6 +397,24 @@ int CudaDecoder::decode(int token, int pos, bool want_logits) {
   sync();
   if (observer_) observer_(false);
   return *token_h_.as<int>();
+}
+
+void CudaDecoder::instantiate(Captured& cap) {
+  if (cap.exec) ATLAS_CUDA_CHECK(cudaGraphExecDestroy(cap.exec));
+  cap.exec = nullptr;
+  ATLAS_CUDA_CHECK(cudaGraphInstantiate(&cap.exec, cap.graph, 0));
+  ATLAS_CUDA_CHECK(cudaGraphUpload(cap.exec, stream_));
+}
+
+void CudaDecoder::reinstantiate_graphs() {
+  for (auto& [bucket, cap] : graphs_) instantiate(cap);
+  ATLAS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+std::vector<GraphKernelNode> CudaDecoder::graph_kernel_nodes() const {
+  std::vector<GraphKernelNode> all;
+  for (const auto& [bucket, cap] : graphs_) all.insert(all.end(), cap.kernels.begin(), cap.kernels.end());
+  return all;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -401,6 +442,10 @@ void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits
   const std::size_t es = kernels::dtype_size(wt);
   ++counters_.prefill_calls;
   counters_.prefill_tokens += static_cast<std::int64_t>(tokens.size());
+  // The sampling parameters the last position's draw reads (token/pos fields unused here).
+  ATLAS_CUDA_CHECK(cudaMemcpyAsync(step_d_, step_h_.get(), sizeof(Step), cudaMemcpyHostToDevice, s));
+  ++counters_.h2d_copies;
+  counters_.h2d_bytes += sizeof(Step);
 
   for (std::size_t off = 0; off < tokens.size(); off += prefill_chunk_) {
     const int n = static_cast<int>(std::min<std::size_t>(prefill_chunk_, tokens.size() - off));
@@ -442,7 +487,27 @@ void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits
         a.max_seq = opts_.max_seq;
         kernels::rope_prefill(a, s);
       }
-      {
+      if (flash_prefill_) {
+        Range r(true, "attention");  // FlashAttention-2 style: scores stay on chip
+        kernels::FlashPrefillArgs fa;
+        fa.q = pq_;
+        fa.q_head_stride = static_cast<long long>(n) * d;
+        fa.k_cache = k_cache_[l];
+        fa.v_cache = v_cache_[l];
+        fa.max_seq = opts_.max_seq;
+        fa.n_heads = c.n_heads;
+        fa.n_kv_heads = c.n_kv_heads;
+        fa.head_dim = d;
+        fa.n_query = n;
+        fa.pos0 = p0;
+        fa.scale = 1.0f / std::sqrt(static_cast<float>(d));
+        fa.out = pxb_;
+        fa.out_ld = w_.ld_q;
+        kernels::flash_attention_prefill(fa, s);
+        if (w_.ld_q > c.q_dim())
+          ATLAS_CUDA_CHECK(cudaMemset2DAsync(static_cast<char*>(pxb_) + c.q_dim() * es, w_.ld_q * es, 0,
+                                             (w_.ld_q - c.q_dim()) * es, n, s));
+      } else {
         Range r(true, "attention");
         // Per KV head g (batched): S_g[G*n][keys] = Q_g . K_g^T / sqrt(d); P = causal softmax; O_g = P . V_g.
         const float scale = 1.0f / std::sqrt(static_cast<float>(d)), zero = 0.0f, one = 1.0f;
@@ -490,7 +555,7 @@ void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits
     }
     {
       Range r(true, "sample");
-      kernels::argmax(logits_d_, c.vocab_size, token_out_d_, argmax_scratch_, s);
+      kernels::sample_token(logits_d_, c.vocab_size, &step_d_->sampling, token_out_d_, argmax_scratch_, s);
     }
   }
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), token_out_d_, sizeof(int), cudaMemcpyDeviceToHost, s));

@@ -24,6 +24,7 @@
 #include "engine/cuda/cuda_weights.hpp"
 #include "engine/cuda/device_memory.hpp"
 #include "engine/model.hpp"
+#include "kernels/elementwise.hpp"
 #include "engine/stage.hpp"
 
 namespace atlas::engine::cuda {
@@ -33,7 +34,16 @@ struct DecoderOptions {
   int max_seq = 0;            ///< KV capacity (tokens)
   bool graphs = true;         ///< capture/replay decode steps
   int veto_layer = -1;        ///< test hook (ATLAS_CUDA_VETO_LAYER): this layer refuses capture
-  int max_prefill_chunk = 1024;  ///< most prompt tokens per prefill pass (longer prompts run in chunks)
+  /// Most prompt tokens per prefill pass (longer prompts run in chunks). 0: 4096 with the flash
+  /// attention kernel (one pass keeps the GEMMs large), 1024 with materialised scores.
+  int max_prefill_chunk = 0;
+};
+
+/// How the device picks the next token: greedy (temperature 0) or a temperature draw by the
+/// Gumbel-max trick (kernels::sample_token). `seed` must be fresh for every draw.
+struct DeviceSample {
+  float temperature = 0.0f;
+  std::uint64_t seed = 0;
 };
 
 /// Host-side tallies of what the decoder asked of the driver (CUPTI measures the same
@@ -66,6 +76,13 @@ struct DecodeLayerPlan {
   std::optional<std::string> decode_graph_unsupported() const;
 };
 
+/// A kernel node of a captured decode graph and the stage it belongs to (recorded at capture
+/// time, for tracers that attribute graph kernels by node id).
+struct GraphKernelNode {
+  cudaGraphNode_t node = nullptr;  ///< in the captured cudaGraph_t (not the executable's clone)
+  Stage stage = Stage::embed;
+};
+
 class CudaDecoder {
  public:
   /// Weights from a host model (uploaded and converted), or, when `model.weights` is empty,
@@ -75,9 +92,11 @@ class CudaDecoder {
   CudaDecoder(const CudaDecoder&) = delete;
   CudaDecoder& operator=(const CudaDecoder&) = delete;
 
-  /// Runs `tokens` at positions [pos, pos + n), writes their K/V, and returns the greedy
-  /// (device argmax) next token. With want_logits, logits() then holds the last position's.
-  int run(std::span<const int> tokens, int pos, bool want_logits);
+  /// Runs `tokens` at positions [pos, pos + n), writes their K/V, and returns the next token
+  /// chosen on the device: greedy (argmax) or, with sample.temperature > 0, drawn from
+  /// softmax(logits / T). With want_logits, logits() then holds the last position's.
+  /// Throws EngineError for positions past the KV cache, bad token ids or a bad temperature.
+  int run(std::span<const int> tokens, int pos, bool want_logits, DeviceSample sample = {});
   std::span<const float> logits() const;
 
   const ModelConfig& config() const { return w_.config; }
@@ -100,17 +119,29 @@ class CudaDecoder {
   static int bucket_for(int kv_len);
   static int splits_for(int bucket);
   cudaStream_t stream() const { return stream_; }
-  /// The captured graph of a bucket (null if none yet); for CUPTI node mapping.
-  cudaGraph_t graph_for_bucket(int bucket) const;
+  /// Kernel nodes of every captured decode graph with their stages, in capture order.
+  std::vector<GraphKernelNode> graph_kernel_nodes() const;
+  /// Instantiates every captured graph again (same nodes, new executables). A tracer that maps
+  /// an executable's node clones back to the captured nodes calls this after it subscribes.
+  void reinstantiate_graphs();
 
  private:
-  struct Step { int token; int pos; };
-  struct Captured { cudaGraph_t graph = nullptr; cudaGraphExec_t exec = nullptr; };
+  struct Step {
+    int token;
+    int pos;
+    kernels::DeviceSampling sampling;
+  };
+  struct Captured {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    std::vector<GraphKernelNode> kernels;
+  };
 
   void layout(const ModelConfig& c, Arena& arena);
   int decode(int token, int pos, bool want_logits);
   void prefill(std::span<const int> tokens, int pos, bool want_logits);
   void enqueue_step(int bucket, bool eager);
+  void instantiate(Captured& cap);
   void gemm(const void* w, int rows, int k, int ldw, const void* x, int ldx, int n, void* y, int ldy,
             bool y_is_weight_type, float beta);
   void sync();
@@ -138,13 +169,14 @@ class CudaDecoder {
   Step* step_d_ = nullptr;
   int* token_out_d_ = nullptr;
   // Prefill workspace.
+  bool flash_prefill_ = false;  ///< fused attention kernel (no score matrices below)
   int prefill_chunk_ = 0;
   int* tokens_d_ = nullptr;
   float* px_ = nullptr;       // [chunk][dim]
   void* pxb_ = nullptr;       // [chunk][max(ld_dim, ld_q, ld_hidden)] weight type
   float* pqkv_ = nullptr;     // [chunk][qkv_dim]; also reused as gate/up [chunk][2 hidden]
   void* pq_ = nullptr;        // [n_heads][chunk][d]
-  float* ps_ = nullptr;       // [n_heads][chunk][ld_keys]
+  float* ps_ = nullptr;       // [n_heads][chunk][ld_keys] (cuBLAS attention path only)
   void* pp_ = nullptr;        // same, weight type
   void* po_ = nullptr;        // [n_heads][chunk][d]
   void* cublas_ws_ = nullptr;
@@ -154,6 +186,7 @@ class CudaDecoder {
 
   std::map<int, Captured> graphs_;
   std::vector<Stage> step_stages_;
+  std::vector<GraphKernelNode> capture_nodes_;  ///< filled by enqueue_step while capturing
   DecodeCounters counters_;
   std::function<void(bool)> observer_;
 };

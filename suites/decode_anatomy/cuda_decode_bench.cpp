@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string>
 
 #include "common/clock.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/formats/presets.hpp"
 #include "kernels/check.hpp"
+#include "suites/decode_anatomy/cupti_tracer.hpp"
 
 namespace atlas::suites {
 
@@ -21,6 +24,37 @@ namespace {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+/// GPU time of one traced prefill of `prompt` by kernel (CUPTI; kernels overlap little in a
+/// prefill, so the shares add up to about the GPU span). Printed, largest first, and returned.
+nlohmann::json prefill_kernel_breakdown(engine::cuda::CudaDecoder& dec, const std::vector<int>& prompt) {
+  std::vector<TraceWindow> windows;
+  {
+    CuptiTracer tracer;
+    tracer.begin_window();
+    dec.run(prompt, 0, false);
+    tracer.end_window();
+    windows = tracer.finish();
+  }
+  std::map<std::string, std::pair<double, int>> by;
+  double total = 0;
+  for (const auto& k : windows.at(0).kernels) {
+    auto& e = by[short_kernel_name(k.name)];
+    e.first += (k.end - k.start) * 1e-6;
+    e.second += 1;
+    total += (k.end - k.start) * 1e-6;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(by.begin(), by.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  nlohmann::json j = nlohmann::json::array();
+  std::printf("  prefill of %zu tokens, GPU ms by kernel (CUPTI; sum %.2f ms, wall %.2f ms):\n", prompt.size(), total,
+              (windows[0].t1 - windows[0].t0) * 1e-6);
+  for (const auto& [name, v] : rows) {
+    j.push_back({{"kernel", name}, {"ms", v.first}, {"launches", v.second}});
+    std::printf("    %8.2f ms %5.1f%%  x%-5d %s\n", v.first, 100.0 * v.first / total, v.second, name.substr(0, 90).c_str());
+  }
+  return j;
 }
 
 }  // namespace
@@ -134,6 +168,7 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
       }
       r["ttft_long_prompt_ms"] = median(t);
       r["ttft_long_prompt_tokens"] = opts.ttft_prompt_tokens;
+      r["ttft_long_prompt_kernels"] = prefill_kernel_breakdown(dec, longp);
     }
     out[graphs ? "graph" : "eager"] = r;
     std::printf("%-11s %-5s %-5s decode %8.1f tok/s  (roofline %7.1f tok/s at %.1f GB/tok, %5.1f%%)  ITL p50 %7.1f us  "

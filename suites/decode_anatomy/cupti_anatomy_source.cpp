@@ -9,6 +9,7 @@
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/stage.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
+#include "suites/decode_anatomy/kernel_stages.hpp"
 
 namespace atlas::suites {
 namespace {
@@ -19,10 +20,17 @@ class CuptiAnatomySource final : public AnatomySource {
   ~CuptiAnatomySource() override { dec_->set_step_observer({}); }
 
   std::string name() const override { return "cupti"; }
-  std::string time_basis() const override { return "GPU kernel time (CUPTI), charged exclusively in launch order"; }
+  std::string time_basis() const override {
+    std::string how;
+    for (const auto& [k, n] : attribution_) how += (how.empty() ? "" : " / ") + k;
+    return "GPU kernel time (CUPTI), charged exclusively; kernels to stages by " +
+           (how.empty() ? std::string("graph node id (replays) or launch order (eager)") : how);
+  }
 
   void begin() override {
     tracer_ = std::make_unique<CuptiTracer>();
+    // New executables while subscribed: the tracer maps their node clones to captured nodes.
+    dec_->reinstantiate_graphs();
     CuptiTracer* t = tracer_.get();
     dec_->set_step_observer([t](bool start) {
       if (start) t->begin_window();
@@ -33,6 +41,7 @@ class CuptiAnatomySource final : public AnatomySource {
   AnatomyWindow end() override {
     dec_->set_step_observer({});
     const std::vector<TraceWindow> windows = tracer_->finish();
+    const GraphStageMap graph(*dec_, *tracer_);
     tracer_.reset();
     const bool graphs = dec_->graphs_enabled();
     const auto& stages = dec_->step_kernel_stages();
@@ -52,14 +61,13 @@ class CuptiAnatomySource final : public AnatomySource {
       return by[n] = s;
     };
     for (const auto& w : windows) {
-      const bool mapped = w.kernels.size() == stages.size();
-      std::uint64_t prev_end = w.kernels.empty() ? 0 : w.kernels.front().start;
+      const KernelStages ks = attribute_stages(w, graph, stages);
+      ++attribution_[std::string(to_string(ks.how))];
+      const std::vector<double> ns = exclusive_kernel_ns(w);
       for (std::size_t i = 0; i < w.kernels.size(); ++i) {
         const auto& k = w.kernels[i];
-        StageAnatomy& s = stage(mapped ? std::string(engine::to_string(stages[i])) : "unattributed");
-        const std::uint64_t from = std::max(k.start, prev_end);
-        *s.time_ns += k.end > from ? static_cast<double>(k.end - from) : 0.0;
-        prev_end = std::max(prev_end, k.end);
+        StageAnatomy& s = stage(ks.stage.empty() ? "unattributed" : std::string(engine::to_string(ks.stage[i])));
+        *s.time_ns += ns[i];
         *s.calls += 1;
         *s.launches += 1;
         if (k.graph_id != 0) *s.graph_launches += 1;
@@ -81,6 +89,7 @@ class CuptiAnatomySource final : public AnatomySource {
  private:
   engine::cuda::CudaDecoder* dec_;
   std::unique_ptr<CuptiTracer> tracer_;
+  std::map<std::string, int> attribution_;  // decode steps per attribution method
 };
 
 }  // namespace

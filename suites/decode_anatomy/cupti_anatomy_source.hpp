@@ -1,7 +1,7 @@
 #pragma once
 // The decode-anatomy suite's source for the CUDA backend: CUPTI traces every decode step in its
-// own window (the decoder's step observer), kernels are attributed to stages by launch order
-// (the decoder launches the same sequence whether it replays a graph or runs eagerly), stage time
+// own window (the decoder's step observer), kernels are attributed to stages through the graph
+// node ids recorded at capture (replays) or by launch order (eager steps), stage time
 // is GPU time charged exclusively (with PDL a kernel starts while its predecessor drains), and
 // launches, graph replays, syncs and copies come from CUPTI's activity and API records.
 #include <memory>

@@ -3,12 +3,15 @@
 
 #include <cupti.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/error.hpp"
 
@@ -24,6 +27,7 @@ struct CuptiTracer::State {
   std::vector<std::uint64_t> sync_starts;
   std::vector<TraceWindow> windows;
   std::atomic<int> current{-1};  // window the API callbacks charge; -1 outside windows
+  std::unordered_map<std::uint64_t, std::uint64_t> node_clones;  // clone node id -> original node id
 };
 
 namespace {
@@ -105,8 +109,22 @@ void count(ApiCalls& c, std::string_view fn) {
     ++c.mallocs;
 }
 
-void CUPTIAPI on_api(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+void CUPTIAPI on_api(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* st = static_cast<CuptiTracer::State*>(userdata);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    // Instantiation clones every node of the captured graph into the executable graph; kernel
+    // records carry the clone's id.
+    if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) return;
+    const auto* rd = static_cast<const CUpti_ResourceData*>(data);
+    const auto* gd = static_cast<const CUpti_GraphData*>(rd->resourceDescriptor);
+    std::uint64_t clone = 0, original = 0;
+    if (gd == nullptr || cuptiGetGraphNodeId(gd->node, &clone) != CUPTI_SUCCESS ||
+        cuptiGetGraphNodeId(gd->originalNode, &original) != CUPTI_SUCCESS)
+      return;
+    std::lock_guard<std::mutex> lock(st->mu);
+    st->node_clones[clone] = original;
+    return;
+  }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   if (cb->callbackSite != CUPTI_API_ENTER || cb->functionName == nullptr) return;
   const int w = st->current.load(std::memory_order_relaxed);
@@ -117,6 +135,22 @@ void CUPTIAPI on_api(void* userdata, CUpti_CallbackDomain domain, CUpti_Callback
 }
 
 }  // namespace
+
+std::string short_kernel_name(std::string_view name) {
+  int status = 0;
+  const std::string raw(name);
+  std::unique_ptr<char, void (*)(void*)> dem(abi::__cxa_demangle(raw.c_str(), nullptr, nullptr, &status), std::free);
+  std::string s = status == 0 && dem ? std::string(dem.get()) : raw;
+  for (const std::string anon = "(anonymous namespace)::"; s.find(anon) != std::string::npos;)
+    s.erase(s.find(anon), anon.size());
+  if (const auto paren = s.find('('); paren != std::string::npos) s.resize(paren);
+  const auto angle = s.find('<');
+  const auto head = s.substr(0, angle);
+  std::size_t from = 0;
+  if (const auto sp = head.rfind(' '); sp != std::string::npos) from = sp + 1;  // return type
+  if (const auto colons = head.rfind("::"); colons != std::string::npos && colons + 2 > from) from = colons + 2;
+  return s.substr(from);
+}
 
 CuptiTracer::CuptiTracer() : state_(std::make_unique<State>()) {
   if (g_state != nullptr) throw atlas::Error("CUPTI: only one tracer may be active");
@@ -129,6 +163,19 @@ CuptiTracer::CuptiTracer() : state_(std::make_unique<State>()) {
   check(cuptiSubscribe(&state_->subscriber, on_api, state_.get()), "cuptiSubscribe");
   check(cuptiEnableDomain(1, state_->subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "enable runtime API callbacks");
   check(cuptiEnableDomain(1, state_->subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "enable driver API callbacks");
+  check(cuptiEnableCallback(1, state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
+        "enable graph-node-cloned callbacks");
+}
+
+std::uint64_t CuptiTracer::node_id(cudaGraphNode_t node) {
+  std::uint64_t id = 0;
+  check(cuptiGetGraphNodeId(node, &id), "cuptiGetGraphNodeId");
+  return id;
+}
+
+std::unordered_map<std::uint64_t, std::uint64_t> CuptiTracer::node_clones() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->node_clones;
 }
 
 CuptiTracer::~CuptiTracer() {

@@ -3,9 +3,13 @@
 // per decoded token) by the caller. Kernels inside CUDA graphs are traced individually
 // (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL carries graph kernels with their graph node id).
 // One tracer per process at a time (CUPTI allows one subscriber).
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace atlas::suites {
@@ -48,6 +52,10 @@ struct TraceWindow {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  ///< all GPU activity intervals
 };
 
+/// A kernel's readable name: demangled, without namespaces, return type or parameter list
+/// ("flash_prefill_kernel<128>"); names that do not demangle (cuBLAS's) come back as they are.
+std::string short_kernel_name(std::string_view name);
+
 class CuptiTracer {
  public:
   /// Subscribes and enables tracing; throws atlas::Error naming the failing CUPTI call.
@@ -60,6 +68,13 @@ class CuptiTracer {
   void end_window();
   /// Flushes CUPTI's buffers and returns the windows with their records (call once, at the end).
   std::vector<TraceWindow> finish();
+
+  /// CUPTI's id of a node of a captured graph (what kernel records of that node carry when the
+  /// graph itself is launched; an executable graph's kernels carry their clone's id).
+  static std::uint64_t node_id(cudaGraphNode_t node);
+  /// Clone id -> original node id for every node cloned (graph instantiation) while this
+  /// tracer was subscribed.
+  std::unordered_map<std::uint64_t, std::uint64_t> node_clones() const;
 
   struct State;
 

@@ -154,20 +154,27 @@ TEST_CASE("cuda bf16 matches Hugging Face transformers on identical random Qwen3
         }
       }
       CHECK(rel <= (fp32 ? 1e-4 : 1e-2));
-      // Greedy tokens must agree while HF's top-2 margin exceeds the precision's logit error.
+      // Greedy tokens over all 128 steps, teacher-forced: every step is fed HF's previous token,
+      // so one near-tie cannot derail the rest of the sequence. A step counts when HF's top-2
+      // margin exceeds what the precision's logit error can flip (random-init logits are flat:
+      // some steps are near-ties that neither implementation decides reliably).
       Sampler greedy({});
       int tok = b->forward_sample(prompt, 0, greedy);
       const double margin_floor = fp32 ? 1e-3 : 5e-2;
-      int compared = 0;
+      int compared = 0, equal = 0;
       for (std::size_t i = 0; i < want_tokens.size(); ++i) {
-        if (margins[i] < margin_floor) break;
-        REQUIRE(tok == want_tokens[i]);
-        ++compared;
-        tok = b->forward_sample(std::span<const int>(&tok, 1), static_cast<int>(prompt.size() + i), greedy);
+        if (margins[i] >= margin_floor) {
+          ++compared;
+          CHECK_MESSAGE(tok == want_tokens[i], "step " << i << " (HF margin " << margins[i] << ")");
+          equal += tok == want_tokens[i];
+        }
+        if (i + 1 < want_tokens.size())
+          tok = b->forward_sample(std::span<const int>(&want_tokens[i], 1), static_cast<int>(prompt.size() + i), greedy);
       }
-      MESSAGE(name << (fp32 ? " fp32" : " bf16") << ": " << compared << " of " << want_tokens.size()
-                   << " greedy tokens compared and equal (stopped at the first HF top-2 margin < " << margin_floor
-                   << ")");
+      CHECK(compared >= static_cast<int>(want_tokens.size()) / 4);  // a test that decides almost nothing proves nothing
+      MESSAGE(name << (fp32 ? " fp32" : " bf16") << ": teacher-forced greedy tokens: " << equal << " of " << compared
+                   << " decided steps equal (of " << want_tokens.size() << "; a step is decided when HF's top-2 margin >= "
+                   << margin_floor << ")");
     }
   }
 }
