@@ -17,7 +17,7 @@ namespace atlas::suites {
 
 struct TargetRequest {
   /// Prompt as token ids (BOS included when the model uses one). In-process targets use these
-  /// directly; endpoint targets send `prompt_text` (or `messages` for chat) instead.
+  /// directly; endpoint targets send `messages` when set (chat), else these ids, else `prompt_text`.
   std::vector<int> prompt_ids;
   std::string prompt_text;
   nlohmann::json messages = nullptr;  ///< chat messages (endpoint chat mode)

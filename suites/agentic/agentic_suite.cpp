@@ -16,14 +16,24 @@ using records::MetricKind;
 
 AgenticConfig AgenticConfig::from(const SuiteOptions& options) {
   ConfigSection s(options.config, options.config_source);
-  s.allow_only({"warmup", "repetitions", "traces", "think_time_scale"});
+  s.allow_only({"warmup", "repetitions", "traces", "think_time_scale", "api"});
   AgenticConfig c;
   c.traces = s.get_string_list("traces", c.traces);
   c.think_time_scale = s.get_double("think_time_scale", c.think_time_scale, 0.0);
+  const std::string api = s.get_string("api", "completions");
+  if (api == "chat") {
+    c.api = AgenticApi::chat;
+  } else if (api != "completions") {
+    throw SuiteError(s.source() + ": field 'api' must be \"completions\" or \"chat\", got \"" + api + "\"");
+  }
   return c;
 }
 
-nlohmann::json AgenticConfig::to_json() const { return {{"traces", traces}, {"think_time_scale", think_time_scale}}; }
+nlohmann::json AgenticConfig::to_json() const {
+  return {{"traces", traces},
+          {"think_time_scale", think_time_scale},
+          {"api", api == AgenticApi::chat ? "chat" : "completions"}};
+}
 
 namespace {
 
@@ -103,7 +113,7 @@ int TraceRenderer::token_budget() const {
 }
 
 AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& trace, std::uint64_t seed,
-                                         double think_time_scale) {
+                                         double think_time_scale, AgenticApi api) {
   const TraceRenderer render(target.tokenizer(), trace, seed);
   AgenticSessionResult out;
   target.reset_session();
@@ -130,8 +140,10 @@ AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& tra
     req.prompt_ids = history;
     append(req.prompt_ids, render.assistant_header());
     req.prompt_text = decode_ids(target.tokenizer(), req.prompt_ids);
-    req.messages = messages;
-    if (!trace.tools.empty()) req.tools = trace.tools;
+    if (api == AgenticApi::chat) {
+      req.messages = messages;
+      if (!trace.tools.empty()) req.tools = trace.tools;
+    }
     req.max_new_tokens = m.max_tokens;
     req.ignore_eos = true;
     req.reuse_prefix = true;
@@ -196,7 +208,7 @@ records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& optio
     nlohmann::json turns_detail = nlohmann::json::array();
     for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
       const bool measured = rep >= options.warmup;
-      const AgenticSessionResult s = run_agentic_session(target, trace, options.seed, cfg.think_time_scale);
+      const AgenticSessionResult s = run_agentic_session(target, trace, options.seed, cfg.think_time_scale, cfg.api);
       for (const auto& t : s.turns) {
         progress.step(trace.name + " turn " + std::to_string(t.turn) + (measured ? " rep " : " warmup ") +
                       std::to_string(measured ? rep - options.warmup + 1 : rep + 1));

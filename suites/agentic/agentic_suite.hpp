@@ -16,11 +16,22 @@
 
 namespace atlas::suites {
 
+/// What an endpoint target gets for each assistant turn (in-process targets run the ids).
+enum class AgenticApi {
+  /// The trace's own rendering as token ids (/v1/completions): the prompt the engine runs, so
+  /// prompt lengths and reuse compare exactly with in-process records. The default.
+  completions,
+  /// The conversation as `messages` and `tools` (/v1/chat/completions), what a real agent sends:
+  /// the server's chat template then decides the prompt, its length and what can be reused.
+  chat,
+};
+
 struct AgenticConfig {
   /// Trace files: a name in suites/traces/ ("coding-agent") or a path.
   std::vector<std::string> traces{"coding-agent", "retrieval-agent"};
   /// Multiplies every think_ms of the traces (0: no waiting, as in the PR gate).
   double think_time_scale = 0.0;
+  AgenticApi api = AgenticApi::completions;  ///< config "api": "completions" | "chat"
 
   static AgenticConfig from(const SuiteOptions& options);
   nlohmann::json to_json() const;
@@ -68,7 +79,7 @@ struct AgenticSessionResult {
 /// previous prompt plus all but the last generated token: a decode loop never computes the K/V
 /// of the token it sampled last. Throws SuiteError when a request fails.
 AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& trace, std::uint64_t seed,
-                                         double think_time_scale);
+                                         double think_time_scale, AgenticApi api = AgenticApi::completions);
 
 /// Runs every configured trace warmup + repetitions times. Traces whose token budget exceeds
 /// the target's context are skipped and listed in details["skipped"].

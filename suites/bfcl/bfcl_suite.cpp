@@ -241,6 +241,11 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       }
       req.prompt_ids = std::move(kept);
       req.prompt_text = std::move(text);
+      // The cut prompt is no longer the conversation in `messages`: an endpoint would render
+      // the whole of it (and the tools) into a prompt over its context and fail with 400. It
+      // gets the cut prompt through /completions instead, the same ids the engine runs.
+      req.messages = nullptr;
+      req.tools = nullptr;
       was_truncated = true;
       ++truncated;
     }

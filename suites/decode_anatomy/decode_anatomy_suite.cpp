@@ -44,6 +44,14 @@ struct DecodeRun {
   int cached = 0;
 };
 
+/// The generated ids: the target's, or, from an HTTP endpoint that streams text only, the text
+/// encoded by the local tokenizer. Those are stable run to run but need not be the server's ids
+/// (an SPM tokenizer adds its dummy-prefix space to the fragment); docs/metrics.md says so.
+std::vector<int> generated_ids(const Target& target, const TargetResponse& r) {
+  if (!r.output_ids.empty() || r.text.empty()) return r.output_ids;
+  return target.tokenizer().encode(r.text, false);
+}
+
 // Prefill the prompt (its first token comes back), then decode N tokens as one-token steps.
 DecodeRun decode_run(Target& target, const std::vector<int>& prompt, int n, AnatomySource* source,
                      AnatomyWindow* window) {
@@ -55,10 +63,11 @@ DecodeRun decode_run(Target& target, const std::vector<int>& prompt, int n, Anat
   pre.ignore_eos = true;
   pre.reuse_prefix = false;
   const TargetResponse first = generate_checked(target, pre, "decode-anatomy prefill");
-  if (first.output_ids.empty()) throw SuiteError(target.name() + ": decode-anatomy needs output token ids");
+  const std::vector<int> first_ids = generated_ids(target, first);
+  if (first_ids.empty()) throw SuiteError(target.name() + ": decode-anatomy: the prefill request generated nothing");
 
   TargetRequest req = pre;
-  req.prompt_ids.push_back(first.output_ids.front());
+  req.prompt_ids.push_back(first_ids.front());
   req.prompt_text = decode_ids(target.tokenizer(), req.prompt_ids);
   req.max_new_tokens = n;
   req.reuse_prefix = true;
@@ -71,7 +80,7 @@ DecodeRun decode_run(Target& target, const std::vector<int>& prompt, int n, Anat
                      std::to_string(resp.token_t_ns.size()));
   }
   DecodeRun r;
-  r.ids = resp.output_ids;
+  r.ids = generated_ids(target, resp);
   r.wall_ns = static_cast<double>(resp.token_t_ns.back() - resp.t_request_ns);
   r.cached = resp.cached_tokens;
   return r;

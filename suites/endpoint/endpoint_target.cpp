@@ -108,7 +108,11 @@ json EndpointTarget::provenance() const {
             {"idle", opts_.timeouts.idle.count()},
             {"total", opts_.timeouts.total.count()}}},
           {"retries", opts_.retries},
-          {"reset_prefix_cache", reset_outcome_}};
+          {"reset_prefix_cache", reset_outcome_},
+          {"client_timestamps",
+           {{"rule", "kernel receive time (SO_TIMESTAMPNS) of the newest waiting bytes, else the time they were read"},
+            {"kernel_stamped_reads", kernel_stamped_reads_},
+            {"user_stamped_reads", user_stamped_reads_}}}};
 }
 
 json EndpointTarget::request_body(const TargetRequest& req) const {
@@ -124,10 +128,13 @@ json EndpointTarget::request_body(const TargetRequest& req) const {
   if (!req.messages.is_null()) {
     body["messages"] = req.messages;
     if (!req.tools.is_null()) body["tools"] = req.tools;
-  } else if (!req.prompt_text.empty()) {
-    body["prompt"] = req.prompt_text;
+  } else if (!req.prompt_ids.empty()) {
+    // Token ids, also when the text is given: the exact prompt the suite built. Its text would
+    // be re-tokenized by the server into a prompt of another length (stories260K: a 128-token
+    // TTFT prompt comes back as 131), and the records would no longer compare.
+    body["prompt"] = req.prompt_ids;
   } else {
-    body["prompt"] = req.prompt_ids;  // token ids: the exact prompt length the suite asked for
+    body["prompt"] = req.prompt_text;
   }
   return body;
 }
@@ -204,6 +211,11 @@ TargetResponse EndpointTarget::attempt(const TargetRequest& req, HttpClient& cli
     return true;
   });
 
+  {
+    std::lock_guard lock(mu_);
+    kernel_stamped_reads_ += res.kernel_stamped_reads;
+    user_stamped_reads_ += res.user_stamped_reads;
+  }
   TargetResponse out;
   out.t_request_ns = res.t_sent_ns;
   out.t_first_byte_ns = res.t_first_byte_ns;

@@ -3,6 +3,8 @@
 // server) over HTTP with streaming (SSE) and times every request from the client:
 //   t_request_ns     the request is handed to the socket (not when a concurrency slot frees)
 //   t_first_byte_ns  first response byte (TTFB)
+// Every arrival time is the kernel's receive time of the bytes where the platform gives it
+// (rx_timestamp.hpp), else the time the client read them; provenance() counts both.
 //   token_t_ns       arrival of each generated token; the first is the first token-bearing SSE
 //                    event (TTFT), later ones give ITL/TPOT (see stream_timing.hpp)
 //   t_end_ns         `data: [DONE]` (or the last byte when the stream ends without it)
@@ -67,6 +69,8 @@ class EndpointTarget final : public Target {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<HttpClient>> idle_clients_;
   std::string reset_outcome_ = "not used";
+  long long kernel_stamped_reads_ = 0;  ///< response reads timed by the kernel's receive time
+  long long user_stamped_reads_ = 0;    ///< response reads timed when the client read them
 };
 
 /// The factory `atlas-bench run --endpoint URL` uses.

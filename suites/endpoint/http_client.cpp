@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <mutex>
+#include <vector>
+
+#include <unistd.h>
 
 #include "common/clock.hpp"
+#include "suites/endpoint/rx_timestamp.hpp"
 
 #if ATLAS_HAVE_CURL
 #include <curl/curl.h>
@@ -17,6 +21,7 @@ namespace atlas::suites::endpoint {
 namespace {
 constexpr std::size_t kMaxCollectedBody = 64u << 20;
 constexpr std::size_t kMaxErrorBody = 64u << 10;
+constexpr std::size_t kPeekScratch = 64u << 10;  // more waiting than this: read time is used
 
 void global_init_once() {
   static std::once_flag once;
@@ -24,11 +29,49 @@ void global_init_once() {
 }
 
 std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+/// The client's open connections (kept alive between requests), for the poll loop to peek at.
+struct Connections {
+  std::vector<curl_socket_t> sockets;
+  std::vector<char> peek_scratch = std::vector<char>(kPeekScratch);
+};
+
+// Every connection gets kernel receive timestamps, and is tracked so the poll loop can peek at
+// it. curl copies the close callback into each connection when it opens it, so connections
+// kept alive across curl_easy_reset() still report their close.
+int on_socket_opened(void* user, curl_socket_t fd, curlsocktype purpose) {
+  auto* h = static_cast<Connections*>(user);
+  if (purpose == CURLSOCKTYPE_IPCXN && enable_rx_timestamps(fd)) h->sockets.push_back(fd);
+  return CURL_SOCKOPT_OK;
+}
+
+int on_socket_close(void* user, curl_socket_t fd) {
+  auto* h = static_cast<Connections*>(user);
+  std::erase(h->sockets, fd);
+  return ::close(fd);
+}
+
+/// What waits on the client's connections (a transfer uses one; idle ones have nothing): the
+/// byte count and the kernel receive time of the newest, 0 when any waiting bytes lack one.
+PendingBytes peek_connections(Connections& h) {
+  PendingBytes all;
+  bool timed = true;
+  for (curl_socket_t fd : h.sockets) {
+    const PendingBytes p = peek_pending(fd, h.peek_scratch);
+    if (p.bytes == 0) continue;
+    all.bytes += p.bytes;
+    all.arrival_ns = std::max(all.arrival_ns, p.arrival_ns);
+    timed = timed && p.arrival_ns > 0;
+  }
+  if (!timed) all.arrival_ns = 0;
+  return all;
+}
 }  // namespace
 
 struct HttpClient::Handles {
   CURLM* multi = nullptr;
   CURL* easy = nullptr;
+  Connections connections;
 };
 
 bool http_client_available() { return true; }
@@ -51,14 +94,33 @@ struct Transfer {
   const OnBody* on_body = nullptr;
   HttpResponse* res = nullptr;
   std::int64_t t_last_byte_ns = 0;
+  PendingBytes peeked;            ///< what waited when the poll loop last peeked
+  std::size_t read_since_peek = 0;  ///< bytes the callbacks got since then
   bool aborted = false;
   bool status_known = false;
   bool success_status = false;
 };
 
+/// When the `len` bytes a callback got reached this host: the peeked kernel time while the
+/// callbacks since the peek have not got more bytes than the peek saw (bounded below by the
+/// send: nothing of a response precedes its request), else the read time. curl keeps reading
+/// within one curl_multi_perform while the socket has data, so bytes that landed after the peek
+/// must not take its (earlier) time. The count is of decoded body bytes, which chunked framing
+/// makes a few bytes fewer per chunk than the socket's: only a fragment of at most that size
+/// landing after the peek could take its time, early by the peek-to-read gap (microseconds).
+std::int64_t arrival_ns(Transfer& t, std::size_t len) {
+  t.read_since_peek += len;
+  if (t.peeked.arrival_ns > 0 && t.read_since_peek <= t.peeked.bytes) {
+    ++t.res->kernel_stamped_reads;
+    return std::max(t.peeked.arrival_ns, t.res->t_sent_ns);
+  }
+  ++t.res->user_stamped_reads;
+  return atlas::now_ns();
+}
+
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  const std::int64_t now = atlas::now_ns();
+  const std::int64_t now = arrival_ns(*t, size * n);
   if (t->res->t_first_byte_ns == 0) t->res->t_first_byte_ns = now;
   t->t_last_byte_ns = now;
   std::string_view line(data, size * n);
@@ -80,7 +142,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
 
 std::size_t on_write(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  const std::int64_t now = atlas::now_ns();
+  const std::int64_t now = arrival_ns(*t, size * n);
   const std::size_t len = size * n;
   t->t_last_byte_ns = now;
   t->res->body_bytes += len;
@@ -145,6 +207,10 @@ HttpResponse HttpClient::perform(const HttpRequest& req, const OnBody& on_body) 
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION, on_socket_opened);
+  curl_easy_setopt(easy, CURLOPT_SOCKOPTDATA, &h_->connections);
+  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, on_socket_close);
+  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, &h_->connections);
   if (req.method == "POST") {
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req.body.data());
@@ -161,7 +227,9 @@ HttpResponse HttpClient::perform(const HttpRequest& req, const OnBody& on_body) 
   std::string timeout_error;
   int running = 1;
   while (true) {
-    if (curl_multi_perform(h_->multi, &running) != CURLM_OK) break;
+    const CURLMcode mc = curl_multi_perform(h_->multi, &running);
+    t.peeked = {};
+    if (mc != CURLM_OK) break;
     if (!running || t.aborted) break;
     const std::int64_t now = atlas::now_ns();
     std::int64_t wait_ns;
@@ -186,6 +254,8 @@ HttpResponse HttpClient::perform(const HttpRequest& req, const OnBody& on_body) 
     wait_ns = std::min(wait_ns, res.t_sent_ns + total_ns - now);
     const int wait_ms = static_cast<int>(std::clamp<std::int64_t>((wait_ns + 999'999) / 1'000'000, 1, 1000));
     curl_multi_poll(h_->multi, nullptr, 0, wait_ms, nullptr);
+    t.peeked = peek_connections(h_->connections);  // right before curl reads what woke the poll
+    t.read_since_peek = 0;
   }
   res.t_end_ns = atlas::now_ns();
 

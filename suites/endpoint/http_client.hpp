@@ -3,6 +3,8 @@
 // callback with the arrival time of every read, and enforces three timeouts itself (connect,
 // first byte, idle gap between bytes) besides a total one, so a hung or stalled server ends a
 // request within a few milliseconds of its deadline instead of curl's ~1 s progress ticks.
+// Arrival times are the kernel's receive time of the bytes where the platform gives it
+// (rx_timestamp.hpp), else the time the client's thread read them.
 // One HttpClient is used by one thread at a time; it keeps its connections alive between requests.
 #include <chrono>
 #include <cstdint>
@@ -39,6 +41,10 @@ struct HttpResponse {
   std::int64_t t_first_byte_ns = 0; ///< first response byte (status line)
   std::int64_t t_end_ns = 0;
   std::size_t body_bytes = 0;
+  /// Header/body callbacks whose arrival time is the kernel's receive time, and those that fell
+  /// back to the read time (nothing peeked: first read after send, TLS-buffered data, no support).
+  int kernel_stamped_reads = 0;
+  int user_stamped_reads = 0;
 };
 
 /// Called for each body read of a 2xx response with the bytes and their arrival time; returns

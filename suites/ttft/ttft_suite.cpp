@@ -47,6 +47,18 @@ void add_decode_metrics(records::SuiteResult& r, const RequestLatency& lat) {
   }
 }
 
+/// Whole-request figures, pooled over every measured request: E2E, and TTFB, which over HTTP
+/// separates the server's first byte (headers) from its first token; in-process it is TTFT.
+void add_request_metrics(records::SuiteResult& r, const TargetResponse& resp, const RequestLatency& lat) {
+  metric(r, "e2e_ms", "ms", Better::lower, MetricKind::timed, "request start to last token (vLLM E2EL), one sample per request")
+      .samples.push_back(lat.e2e_ms);
+  if (resp.t_first_byte_ns > 0) {
+    metric(r, "ttfb_ms", "ms", Better::lower, MetricKind::timed,
+           "request start to the first response byte (in-process: the first token), one sample per request")
+        .samples.push_back(static_cast<double>(resp.t_first_byte_ns - resp.t_request_ns) / 1e6);
+  }
+}
+
 }  // namespace
 
 records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options) {
@@ -99,6 +111,7 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
                "prompt tokens / TTFT with no cached prefix")
             .samples.push_back(tokens_per_s(static_cast<double>(len), cl.ttft_ms));
         add_decode_metrics(r, cl);
+        add_request_metrics(r, cold, cl);
       }
       if (!cfg.warm) continue;
       req.reuse_prefix = true;
@@ -113,6 +126,7 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
                "prompt tokens the target reused from its cache on the warm request")
             .samples.push_back(warm.cached_tokens);
         add_decode_metrics(r, wl);
+        add_request_metrics(r, warm, wl);
         warm_counts[len_key(len)] = {{"cached_tokens", warm.cached_tokens}, {"prefilled_tokens", warm.prefilled_tokens}};
       }
     }

@@ -213,6 +213,9 @@ TEST_CASE("bfcl suite: prompts over the context are truncated or skipped and cou
   CHECK(target.requests[0].prompt_ids.front() == 256);
   CHECK(target.requests[0].prompt_text.size() == 499);
   CHECK(target.requests[0].prompt_text.substr(target.requests[0].prompt_text.size() - 10) == "Assistant:");
+  // An endpoint target sends the cut prompt (ids), not the whole conversation as messages.
+  CHECK(target.requests[0].messages.is_null());
+  CHECK(target.requests[0].tools.is_null());
   CHECK(res.metrics.at("entries_truncated").samples == std::vector<double>{2});
   CHECK(res.metrics.at("accuracy.simple_python").samples == std::vector<double>{1, 0});  // simple_python_1 is factorial(5)
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <thread>
 
 #include <netinet/tcp.h>
 
@@ -88,6 +90,15 @@ double loopback_floor_us(int samples) {
   return median(d);
 }
 
+/// The 1-minute load average divided by the online cores (/proc/loadavg); -1 when unreadable.
+double load_per_core() {
+  std::ifstream f("/proc/loadavg");
+  double load1 = -1.0;
+  if (!(f >> load1)) return -1.0;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return load1 / static_cast<double>(cores);
+}
+
 const std::string kUsage6 =
     R"(data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":6,"prompt_tokens_details":{"cached_tokens":2}}})"
     "\n\n";
@@ -153,8 +164,16 @@ TEST_CASE("endpoint: the request body carries the prompt ids, sampling and strea
   chat.messages = nlohmann::json::array({{{"role", "user"}, {"content", "hi"}}});
   chat.tools = nlohmann::json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}});
   t.generate(chat);
+  TargetRequest both = small_request();  // ids and their text: the ids go, so the length is exact
+  both.prompt_text = "one two three";
+  t.generate(both);
+  TargetRequest text_only;
+  text_only.prompt_text = "just text";
+  t.generate(text_only);
   const auto bodies = s.bodies();
-  REQUIRE(bodies.size() == 2);
+  REQUIRE(bodies.size() == 4);
+  CHECK(nlohmann::json::parse(bodies[2])["prompt"] == std::vector<int>{1, 2, 3});
+  CHECK(nlohmann::json::parse(bodies[3])["prompt"] == "just text");
   const auto b = nlohmann::json::parse(bodies[0]);
   CHECK(b["model"] == "scripted");
   CHECK(b["prompt"] == std::vector<int>{1, 2, 3});
@@ -205,16 +224,34 @@ TEST_CASE("endpoint: client TTFT and ITL are within 100 us of the server's write
     CHECK(r.t_end_ns >= r.token_t_ns.back());
   }
   const double floor_us = loopback_floor_us(kRuns * kTokens);
+  const auto stamps = t.provenance()["client_timestamps"];
+  const double load = load_per_core();
   MESSAGE("client timing error vs server write times over " << kRuns << " runs: TTFT median " << median(ttft_err_us)
           << " us, ITL median " << median(itl_err_us) << " us (p90 " << percentile(itl_err_us, 0.9)
           << " us); write->client timestamp delay median " << median(arrival_delay_us) << " us, p90 "
           << percentile(arrival_delay_us, 0.9) << " us, max " << percentile(arrival_delay_us, 1.0)
-          << " us; bare loopback send->recv floor median " << floor_us << " us");
-  // ITL: the delivery delay is common to both ends of a gap and cancels.
+          << " us; bare loopback send->recv floor median " << floor_us << " us; reads stamped by the kernel "
+          << stamps["kernel_stamped_reads"] << ", by the client " << stamps["user_stamped_reads"]
+          << "; 1-min load average per core " << load);
+#if defined(__linux__)
+  // Token times are the kernel's receive times (rx_timestamp.hpp), not when the thread woke up.
+  CHECK(stamps["kernel_stamped_reads"].get<long long>() > 0);
+#endif
+  // ITL: the delivery delay is common to both ends of a gap and cancels; asserted on any box.
   CHECK(median(itl_err_us) < 100.0);
-  // TTFT: what the client adds (HTTP parsing, SSE, JSON) beyond the kernel/scheduler floor that
-  // any client on this machine would see.
-  CHECK(median(ttft_err_us) - floor_us < 100.0);
+  // TTFT: the raw error, server write -> client timestamp, must stay under 100 us. That is only
+  // a fair demand of a quiet machine: with more runnable threads than cores the server's own
+  // write, and the kernel's delivery, wait for a core. Then (and only then: 1-min load average
+  // per core > 1, read from /proc/loadavg) the test reports the floor and checks what the client
+  // adds above a bare socket instead.
+  if (load >= 0.0 && load <= 1.0) {
+    CHECK(median(ttft_err_us) < 100.0);
+  } else {
+    WARN_MESSAGE(false, "raw TTFT error assertion skipped: load average per core is "
+                            << load << " (> 1); TTFT error median " << median(ttft_err_us)
+                            << " us vs bare loopback floor " << floor_us << " us");
+    CHECK(median(ttft_err_us) - floor_us < 100.0);
+  }
 }
 
 TEST_CASE("endpoint: a chunk carrying several tokens splits its gap; ITL count is tokens - 1") {

@@ -37,6 +37,7 @@ class FakeGenerator final : public server::Generator {
   std::string reply = "Hello world";
   std::chrono::microseconds token_delay{0};
   int context = 512;
+  int fail_after = -1;  ///< >= 0: throw EngineError after this many tokens (an engine failure)
   std::string template_source;
   int generate_calls = 0;
   std::vector<int> last_prompt;
@@ -62,6 +63,9 @@ class FakeGenerator final : public server::Generator {
     script.push_back(2);
     for (std::size_t i = 0;; ++i) {
       if (static_cast<int>(r.output_ids.size()) >= req.max_new_tokens) break;
+      if (fail_after >= 0 && static_cast<int>(r.output_ids.size()) == fail_after) {
+        throw engine::EngineError("scripted failure after " + std::to_string(fail_after) + " tokens");
+      }
       const int next = i < script.size() ? script[i] : 'x' + 3;
       if (std::find(req.stop_ids.begin(), req.stop_ids.end(), next) != req.stop_ids.end()) {
         r.stop = engine::StopReason::stop_token;

@@ -9,6 +9,7 @@
 
 #include "server/error.hpp"
 #include "server/server.hpp"
+#include "suites/endpoint/endpoint_target.hpp"
 #include "suites/endpoint/sse_parser.hpp"
 #include "tests/server/fake_generator.hpp"
 
@@ -316,6 +317,42 @@ TEST_CASE("server: bad requests get 400 with an OpenAI error object, never a cra
   REQUIRE(ok);
   CHECK(ok->status == 200);
   CHECK(f.server->stats().bad == cases.size());
+}
+
+TEST_CASE("server: an engine failure is 500 engine_error, or an error event mid-stream that the client reports") {
+  Fixture f;
+  f.gen.fail_after = 3;
+  f.start();
+  check_error(f.post("/v1/completions", R"({"model":"fake","prompt":"x"})"), 500, "", "engine_error");
+  auto res = f.post("/v1/completions", R"({"model":"fake","prompt":"x","stream":true})");
+  REQUIRE(res);
+  CHECK(res->status == 200);  // the headers went out with the first token
+  const auto data = sse_data(res->body);
+  REQUIRE(data.size() == 3 + 1 + 1);  // 3 tokens, the error event, [DONE]
+  const json err = json::parse(data[3]);
+  CHECK(err["error"]["code"] == "engine_error");
+  CHECK(err["error"]["message"] == "engine error: scripted failure after 3 tokens");
+  CHECK(data[4] == "[DONE]");
+  int failed = 2;
+#if ATLAS_HAVE_CURL
+  {
+    ++failed;
+    atlas::suites::endpoint::EndpointOptions eo;
+    eo.url = "http://127.0.0.1:" + std::to_string(f.port) + "/v1";
+    atlas::suites::endpoint::EndpointTarget target(eo);
+    atlas::suites::TargetRequest req;
+    req.prompt_text = "x";
+    const auto r = target.generate(req);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error == "server error in stream: engine error: scripted failure after 3 tokens");
+    CHECK(r.token_t_ns.size() == 3);  // what arrived before the failure is kept
+  }
+#endif
+  CHECK(f.server->stats().failed == failed);
+  f.gen.fail_after = -1;  // the server keeps serving
+  auto ok = f.post("/v1/completions", R"({"model":"fake","prompt":"x","max_tokens":2})");
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
 }
 
 TEST_CASE("server: a chat template that raises answers 400 chat_template_error") {

@@ -2,6 +2,7 @@
 
 #include "fake_target.hpp"
 #include "suites/agentic/agentic_suite.hpp"
+#include "suites/error.hpp"
 
 using namespace atlas::suites;
 
@@ -77,4 +78,44 @@ TEST_CASE("agentic suite on the shipped traces: counted metrics and zero shortfa
   CHECK(r.metrics.at("coding-agent/reused_tokens/turn=2").samples[0] > 0);
   CHECK(r.metrics.at("retrieval-agent/session_wall_ms").samples.size() == 2);
   CHECK(r.details["reuse_shortfalls"].empty());
+}
+
+TEST_CASE("agentic suite: an endpoint gets the trace's token ids by default, messages and tools with api=chat") {
+  struct Recording : atlas::test::FakeTarget {
+    std::vector<atlas::suites::TargetRequest> seen;
+    atlas::suites::TargetResponse generate(const atlas::suites::TargetRequest& req) override {
+      seen.push_back(req);
+      return FakeTarget::generate(req);
+    }
+  };
+  SuiteOptions o;
+  o.warmup = 0;
+  o.repetitions = 1;
+  o.config = {{"traces", {"coding-agent"}}};
+  Recording ids;
+  ids.context = 2048;
+  const auto r = run_agentic_suite(ids, o);
+  CHECK(r.config["api"] == "completions");
+  REQUIRE(!ids.seen.empty());
+  for (const auto& req : ids.seen) {
+    CHECK(req.messages.is_null());  // the ids are the prompt: the one the engine runs
+    CHECK(req.tools.is_null());
+    CHECK(!req.prompt_ids.empty());
+  }
+
+  o.config["api"] = "chat";
+  Recording chat;
+  chat.context = 2048;
+  const auto rc = run_agentic_suite(chat, o);
+  CHECK(rc.config["api"] == "chat");
+  REQUIRE(chat.seen.size() == ids.seen.size());
+  CHECK(chat.seen[0].messages.is_array());
+  CHECK(chat.seen[0].messages[0]["role"] == "system");
+  CHECK(chat.seen[0].tools.is_array());
+  CHECK(chat.seen[1].messages.size() > chat.seen[0].messages.size());
+
+  o.config["api"] = "grpc";
+  o.config_source = "cfg.json: suites.agentic";
+  CHECK_THROWS_WITH_AS(run_agentic_suite(chat, o), "cfg.json: suites.agentic: field 'api' must be \"completions\" or \"chat\", got \"grpc\"",
+                       atlas::suites::SuiteError);
 }

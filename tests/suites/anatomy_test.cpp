@@ -113,3 +113,27 @@ TEST_CASE("decode-anatomy suite on a wall-clock-only target") {
   CHECK(t.rows[0][0] == "token (wall)");
   CHECK(t.rows[0][1] == "n/a");
 }
+
+TEST_CASE("decode-anatomy suite on a target that streams text only (an HTTP endpoint)") {
+  // Endpoints send no token ids: the first token and the fingerprint come from the text, encoded
+  // by the local tokenizer. With this exact tokenizer the result equals the ids run's.
+  struct TextOnly : atlas::test::FakeTarget {
+    atlas::suites::TargetResponse generate(const atlas::suites::TargetRequest& req) override {
+      auto r = FakeTarget::generate(req);
+      r.output_ids.clear();
+      return r;
+    }
+  };
+  SuiteOptions o;
+  o.warmup = 0;
+  o.repetitions = 1;
+  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 5}};
+  atlas::test::FakeTarget with_ids;
+  TextOnly text_only;
+  const auto a = run_decode_anatomy_suite(with_ids, o);
+  const auto b = run_decode_anatomy_suite(text_only, o);
+  CHECK(b.metrics.at("output_fingerprint").samples == a.metrics.at("output_fingerprint").samples);
+  CHECK(b.details["output_ids"] == a.details["output_ids"]);
+  CHECK(b.metrics.at("us_per_token").samples.size() == 1);
+  CHECK(b.details["notes"].empty());  // the decode request reused the whole prompt + first token
+}

@@ -82,6 +82,12 @@ TEST_CASE("TTFT suite: exact figures on scripted timestamps") {
   CHECK(r.metrics.at("tpot_ms").samples[0] == doctest::Approx(0.25));
   CHECK(r.metrics.at("itl_ms").samples.size() == 8 * 3);
   CHECK(r.metrics.at("decode_tok_s").samples[0] == doctest::Approx(4000.0));
+  // First request: len=8 cold, TTFT 1 ms + 8 x 10 us; E2E adds 3 gaps of 0.25 ms; the fake's
+  // first byte is its first token.
+  CHECK(r.metrics.at("e2e_ms").samples.size() == 8);
+  CHECK(r.metrics.at("e2e_ms").samples[0] == doctest::Approx(1.08 + 0.75));
+  CHECK(r.metrics.at("ttfb_ms").samples.size() == 8);
+  CHECK(r.metrics.at("ttfb_ms").samples[0] == doctest::Approx(1.08));
 }
 
 TEST_CASE("run_suite_set produces every section with samples") {

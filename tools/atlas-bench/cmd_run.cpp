@@ -55,6 +55,9 @@ int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::Suit
   rec.model.format = local.source.format;
   rec.config["endpoint"] = target->provenance();
   rec.config["env"] = suites::atlas_environment();
+  // The API key is never recorded, also when its variable is one of the ATLAS_* ones the
+  // environment snapshot keeps.
+  if (rec.config["env"].contains(a.api_key_env)) rec.config["env"][a.api_key_env] = "<redacted: --api-key-env>";
   const auto printer = suites::make_table_printer(a.format);
   for (const auto& [name, s] : rec.suites) {
     std::cout << "\n";

@@ -1,0 +1,117 @@
+#include "server/jinja_value.hpp"
+
+#include "server/error.hpp"
+
+namespace atlas::server::jinja {
+
+[[noreturn]] void fail(int line, const std::string& what) {
+  throw ServerError("chat template line " + std::to_string(line) + ": " + what);
+}
+
+bool truthy(const V& v) {
+  if (is_undef(v) || v.is_null()) return false;
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_integer()) return v.get<long long>() != 0;
+  if (v.is_number()) return v.get<double>() != 0.0;
+  if (v.is_string()) return !v.get_ref<const std::string&>().empty();
+  return !v.empty();
+}
+
+void dump_python_json(const V& v, int indent, int depth, std::string& out) {
+  if (v.is_object() || v.is_array()) {
+    const bool obj = v.is_object();
+    out += obj ? '{' : '[';
+    if (v.empty()) {
+      out += obj ? '}' : ']';
+      return;
+    }
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!first) out += indent >= 0 ? "," : ", ";
+      first = false;
+      if (indent >= 0) out.append(1, '\n').append(static_cast<std::size_t>(indent * (depth + 1)), ' ');
+      if (obj) {
+        out += V(it.key()).dump(-1, ' ', false, V::error_handler_t::replace);
+        out += ": ";
+      }
+      dump_python_json(*it, indent, depth + 1, out);
+    }
+    if (indent >= 0) out.append(1, '\n').append(static_cast<std::size_t>(indent * depth), ' ');
+    out += obj ? '}' : ']';
+    return;
+  }
+  if (is_undef(v)) {
+    out += "null";
+    return;
+  }
+  out += v.dump(-1, ' ', false, V::error_handler_t::replace);
+}
+
+std::string to_text(const V& v) {
+  if (is_undef(v)) return "";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "None";
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) {
+    std::string s = v.dump();
+    if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+    return s;
+  }
+  return python_repr(v);
+}
+
+std::string python_repr(const V& v) {
+  if (v.is_string()) {
+    std::string s = "'";
+    for (char c : v.get_ref<const std::string&>()) {
+      if (c == '\'' || c == '\\') s += '\\';
+      if (c == '\n') {
+        s += "\\n";
+        continue;
+      }
+      s += c;
+    }
+    return s + "'";
+  }
+  if (v.is_array()) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + python_repr(v[i]);
+    return s + "]";
+  }
+  if (v.is_object()) {
+    std::string s = "{";
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      s += (first ? "" : ", ") + python_repr(V(it.key())) + ": " + python_repr(*it);
+      first = false;
+    }
+    return s + "}";
+  }
+  return to_text(v);
+}
+
+std::size_t utf8_length(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string strip_chars(const std::string& s, const std::string& chars, bool left, bool right) {
+  std::size_t b = 0, e = s.size();
+  if (left) while (b < e && chars.find(s[b]) != std::string::npos) ++b;
+  if (right) while (e > b && chars.find(s[e - 1]) != std::string::npos) --e;
+  return s.substr(b, e - b);
+}
+
+std::string replace_all(const std::string& s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s;
+  std::string out;
+  std::size_t pos = 0;
+  for (std::size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
+    out += s.substr(pos, hit - pos) + to;
+  }
+  return out + s.substr(pos);
+}
+
+}  // namespace atlas::server::jinja

@@ -1,0 +1,39 @@
+#pragma once
+// Values of the chat-template renderer (chat_template.hpp) and their Python/jinja2 semantics:
+// truthiness, str() and repr() text, json.dumps as transformers' tojson prints it, and the
+// string helpers filters and methods share. `undefined` is a discarded JSON value: printed as
+// "", falsy, and distinct from none.
+#include <cstddef>
+#include <string>
+
+#include "server/chat_template.hpp"
+
+namespace atlas::server::jinja {
+
+using V = TemplateValue;
+
+inline V undefined() { return V(V::value_t::discarded); }
+inline bool is_undef(const V& v) { return v.is_discarded(); }
+
+/// Throws ServerError "chat template line <line>: <what>": every parse and render error.
+[[noreturn]] void fail(int line, const std::string& what);
+
+/// Python's truth value (undefined and none are false; empty strings and containers too).
+bool truthy(const V& v);
+/// json.dumps(v, ensure_ascii=False[, indent]) into `out`; indent < 0: one line.
+void dump_python_json(const V& v, int indent, int depth, std::string& out);
+/// str(v): strings as they are, None/True/False, floats with a ".0", containers as repr().
+std::string to_text(const V& v);
+/// repr(v): strings single-quoted with \\, \' and \n escaped; lists and dicts recursively.
+std::string python_repr(const V& v);
+/// Code points in UTF-8 text (Python's len of a str).
+std::size_t utf8_length(const std::string& s);
+/// Python's str.strip/lstrip/rstrip(chars).
+std::string strip_chars(const std::string& s, const std::string& chars, bool left, bool right);
+/// Python's str.replace(from, to): every occurrence; an empty `from` changes nothing.
+std::string replace_all(const std::string& s, const std::string& from, const std::string& to);
+
+/// The characters Python's str.strip() removes by default (ASCII whitespace).
+inline const std::string kWs = " \t\n\r\f\v";
+
+}  // namespace atlas::server::jinja

@@ -1,0 +1,254 @@
+// End to end, as CI runs it: the real atlas-serve binary on stories260K, then the real
+// atlas-bench running the ttft, agentic and bfcl suites with --endpoint against it and, for
+// comparison, in-process on the same model. The records must be comparable: the same metric
+// names, the transport and the /v1/models answer recorded, one sample per request asked for.
+// Binaries from $ATLAS_SERVE_EXE and $ATLAS_BENCH_EXE (set by tests/CMakeLists.txt).
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/serve_process.hpp"
+#include "tests/test_data.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct BenchRun {
+  int rc = -1;
+  std::string out;  ///< stdout and stderr
+  json record;      ///< the record the run wrote ("record: PATH" on stdout)
+};
+
+/// Runs atlas-bench with `args` (already quoted) and loads the record it wrote.
+BenchRun bench(const std::string& exe, const std::string& args) {
+  BenchRun r;
+  const std::string cmd = "'" + exe + "' " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = ::pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  const auto at = r.out.rfind("\nrecord: ");
+  REQUIRE(at != std::string::npos);
+  const auto path = r.out.substr(at + 9, r.out.find('\n', at + 9) - at - 9);
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  r.record = json::parse(in);
+  return r;
+}
+
+std::set<std::string> metric_names(const json& suite) {
+  std::set<std::string> names;
+  for (const auto& [name, m] : suite.at("metrics").items()) names.insert(name);
+  return names;
+}
+
+std::size_t samples(const json& suite, const std::string& metric) {
+  return suite.at("metrics").at(metric).at("samples").size();
+}
+
+}  // namespace
+
+TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records comparable with the in-process run") {
+  const std::string serve_exe = atlas::test::atlas_serve_exe();
+  if (serve_exe.empty()) return;
+  const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
+  if (!bench_env || !*bench_env) {
+    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    return;
+  }
+  const std::string bench_exe = bench_env;
+  if (!fs::exists(atlas::test::stories_bin()) || !fs::is_directory(atlas::test::data_dir() / "bfcl")) {
+    MESSAGE("skipped: stories260K or bfcl/ not found under " << atlas::test::data_dir());
+    return;
+  }
+  const fs::path dir = atlas::test::scratch_dir("run_endpoint_e2e");
+  constexpr int kReps = 2;
+  // The PR gate's suite configs, two measured repetitions each; BFCL in prompt mode (bfcl-pr)
+  // and in native function-calling mode, 2 entries per category.
+  const json prompt_cfg = {{"name", "e2e-prompt"},
+                           {"seed", 1},
+                           {"suites",
+                            {{"ttft", {{"lengths", {16, 64, 128}}, {"decode_tokens", 8}, {"warm", true}}},
+                             {"agentic", {{"traces", {"coding-agent", "retrieval-agent"}}, {"think_time_scale", 0}}},
+                             {"bfcl", {{"config", "bfcl-pr"}, {"per_category", 2}}}}}};
+  const json fc_cfg = {{"name", "e2e-fc"},
+                       {"seed", 1},
+                       {"suites", {{"bfcl", {{"config", "bfcl-pr"}, {"per_category", 2}, {"mode", "native_fc"}}}}}};
+  std::ofstream(dir / "prompt.json") << prompt_cfg.dump(2);
+  std::ofstream(dir / "fc.json") << fc_cfg.dump(2);
+
+  const std::string model = " --model '" + atlas::test::stories_bin().string() + "' --tokenizer '" +
+                            atlas::test::stories_tok().string() + "'";
+  const std::string common = model + " --warmup 0 --repetitions " + std::to_string(kReps);
+  const std::string run = "--data-dir '" + atlas::test::data_dir().string() + "' run";
+
+  atlas::test::ServeProcess server(serve_exe, {"--model", atlas::test::stories_bin().string(), "--tokenizer",
+                                               atlas::test::stories_tok().string(), "--served-model-name", "stories",
+                                               "--threads", "1"});
+  ::setenv("ATLAS_E2E_API_KEY", "e2e-secret-key", 1);  // atlas-serve takes any key; it must never be recorded
+  const std::string endpoint = " --endpoint " + server.url + " --served-model stories --api-key-env ATLAS_E2E_API_KEY";
+
+  const std::string suites = " --suite ttft,agentic,bfcl --config '" + (dir / "prompt.json").string() + "'";
+  const BenchRun local = bench(bench_exe, run + suites + common + " --threads 1 --out-dir '" + (dir / "local").string() + "'");
+  const BenchRun remote = bench(bench_exe, run + suites + common + endpoint + " --out-dir '" + (dir / "remote").string() + "'");
+  const std::string fc = " --suite bfcl --config '" + (dir / "fc.json").string() + "'";
+  const BenchRun local_fc = bench(bench_exe, run + fc + common + " --threads 1 --out-dir '" + (dir / "local-fc").string() + "'");
+  const BenchRun remote_fc = bench(bench_exe, run + fc + common + endpoint + " --out-dir '" + (dir / "remote-fc").string() + "'");
+
+  const json& L = local.record;
+  const json& R = remote.record;
+  CHECK(L["valid"] == true);
+  CHECK(R["valid"] == true);
+
+  // Provenance: in-process has no endpoint; the endpoint record names the transport, the URL,
+  // the served model, and what GET /v1/models answered. The API key's variable is recorded,
+  // its value never.
+  CHECK(L["endpoint"].is_null());
+  REQUIRE(R["endpoint"].is_object());
+  CHECK(R["endpoint"]["transport"] == "http+sse");
+  CHECK(R["endpoint"]["url"] == server.url);
+  CHECK(R["endpoint"]["served_model"] == "stories");
+  CHECK(R["endpoint"]["api_key_env"] == "ATLAS_E2E_API_KEY");
+  CHECK(R["endpoint"]["models"]["data"][0]["id"] == "stories");
+  CHECK(R["endpoint"]["models"]["data"][0]["max_model_len"] == 512);
+  CHECK(R["config"]["target_name"] == "endpoint:" + server.url);
+  CHECK(R.dump().find("e2e-secret-key") == std::string::npos);
+
+  for (const char* s : {"ttft", "agentic", "bfcl"}) {
+    INFO("suite " << s);
+    REQUIRE(L["suites"].contains(s));
+    REQUIRE(R["suites"].contains(s));
+    CHECK(metric_names(L["suites"][s]) == metric_names(R["suites"][s]));
+  }
+
+  // TTFT: kReps samples per length and variant on both transports; positive, finite times.
+  const json& lt = L["suites"]["ttft"];
+  const json& rt = R["suites"]["ttft"];
+  for (int len : {16, 64, 128}) {
+    const std::string k = "len=" + std::to_string(len);
+    for (const std::string m : {"ttft_ms/cold/", "ttft_ms/warm/", "prefill_tok_s/cold/", "cached_tokens/warm/"}) {
+      INFO(m << k);
+      CHECK(samples(lt, m + k) == kReps);
+      CHECK(samples(rt, m + k) == kReps);
+    }
+    for (const std::string m : {"ttft_ms/cold/", "ttft_ms/warm/"}) {
+      for (const auto& v : rt["metrics"][m + k]["samples"]) {
+        CHECK(std::isfinite(v.get<double>()));
+        CHECK(v.get<double>() > 0.0);
+      }
+    }
+    // The server got the suite's exact prompt (token ids), so it reuses exactly what the
+    // engine reuses: all but the last prompt token.
+    CHECK(rt["metrics"]["cached_tokens/warm/" + k]["samples"] == lt["metrics"]["cached_tokens/warm/" + k]["samples"]);
+    CHECK(rt["metrics"]["cached_tokens/warm/" + k]["samples"][0] == len - 1);
+  }
+  // 3 lengths x 2 variants x kReps requests, each with 8 decode gaps after the first token.
+  CHECK(samples(rt, "itl_ms") == 3 * 2 * kReps * 8);
+  CHECK(samples(lt, "itl_ms") == samples(rt, "itl_ms"));
+  // One TTFB and E2E sample per request; over HTTP the first byte (headers) precedes the first
+  // token, and the last token comes after it.
+  CHECK(samples(rt, "ttfb_ms") == 3 * 2 * kReps);
+  CHECK(samples(rt, "e2e_ms") == 3 * 2 * kReps);
+  for (const char* m : {"ttfb_ms", "e2e_ms", "tpot_ms", "itl_ms"}) {
+    for (const auto& v : rt["metrics"][m]["samples"]) {
+      INFO(m);
+      CHECK(std::isfinite(v.get<double>()));
+      CHECK(v.get<double>() >= 0.0);
+    }
+  }
+  CHECK(rt["metrics"]["ttfb_ms"]["summary"]["max"].get<double>() > 0.0);
+
+  // Agentic (api "completions", the default): the server gets each turn as the trace's token
+  // ids, so one TTFT sample per assistant turn and repetition, and the first turn's prompt is
+  // the engine's. Later turns append the generated text re-encoded by the local tokenizer (the
+  // server's ids are not streamed), so their reuse is not compared.
+  const json& la = L["suites"]["agentic"];
+  const json& ra = R["suites"]["agentic"];
+  for (const auto& [name, m] : ra["metrics"].items()) {
+    if (name.find("/ttft_ms/turn=") == std::string::npos) continue;
+    INFO(name);
+    CHECK(m["samples"].size() == kReps);
+    for (const auto& v : m["samples"]) {
+      CHECK(std::isfinite(v.get<double>()));
+      CHECK(v.get<double>() > 0.0);
+    }
+    CHECK(samples(la, name) == kReps);
+  }
+  CHECK(samples(ra, "coding-agent/session_wall_ms") == kReps);
+  CHECK(ra["metrics"]["coding-agent/prefilled_tokens/turn=1"]["samples"] ==
+        la["metrics"]["coding-agent/prefilled_tokens/turn=1"]["samples"]);
+
+  // BFCL, prompt mode: every stories260K prompt is over its 512-token context, so both
+  // transports run the same truncated prompt (the endpoint as token ids through
+  // /v1/completions) greedily: the verdicts, entry by entry, are the same. 5 categories x 2
+  // entries, none failed.
+  {
+    const json& lb = L["suites"]["bfcl"];
+    const json& rb = R["suites"]["bfcl"];
+    CHECK(samples(rb, "accuracy.overall") == 10);
+    CHECK(rb["metrics"]["entries_failed"]["samples"][0] == 0);
+    CHECK(rb["metrics"]["entries_truncated"]["samples"][0] == 10);
+    for (const auto& [name, m] : lb["metrics"].items()) {
+      INFO(name);
+      if (name.rfind("accuracy.", 0) == 0) CHECK(rb["metrics"][name]["samples"] == m["samples"]);
+    }
+  }
+  // BFCL, native function calling: here the prompts legitimately differ. The engine has no
+  // chat template and runs the question alone (it fits, nothing is truncated); the server
+  // renders the tools into the prompt, as a function-calling server must, and most prompts then
+  // exceed 512 tokens: those entries fail with the server's context_length_exceeded (HTTP 400)
+  // and are counted, not scored; the rest are scored from the tool calls or text.
+  {
+    const json& lb = local_fc.record["suites"]["bfcl"];
+    const json& rb = remote_fc.record["suites"]["bfcl"];
+    CHECK(rb["config"]["mode"] == "native_fc");
+    CHECK(lb["metrics"]["entries_failed"]["samples"][0] == 0);
+    CHECK(samples(lb, "accuracy.overall") == 10);
+    const auto failed = rb["metrics"]["entries_failed"]["samples"][0].get<double>();
+    CHECK(failed + static_cast<double>(samples(rb, "accuracy.overall")) == 10.0);
+    CHECK(samples(rb, "accuracy.overall") >= 1);  // simple_python_1's one short tool fits
+    int context_errors = 0;
+    for (const auto& row : rb["details"]["entries"]) {
+      if (row.value("failed", false)) {
+        INFO(row.dump());
+        CHECK(row["error"].get<std::string>().rfind("HTTP 400: {\"error\":{\"code\":\"context_length_exceeded\"", 0) == 0);
+        ++context_errors;
+      }
+    }
+    CHECK(context_errors == static_cast<int>(failed));
+    for (const auto& [name, m] : lb["metrics"].items()) {
+      INFO(name);  // accuracy.<category> exists on both sides even when no entry was scored
+      CHECK(rb["metrics"].contains(name));
+    }
+  }
+
+  // SIGTERM: the server drains and exits 0. It answered every request once: 3 lengths x
+  // (cold + warm) x kReps TTFT requests, one per agentic turn and repetition, 10 + the scored
+  // native-FC BFCL entries; its bad requests are exactly the native-FC entries over its context.
+  std::size_t agentic_turns = 0;
+  for (const auto& [name, m] : ra["metrics"].items()) agentic_turns += name.find("/ttft_ms/turn=") != std::string::npos;
+  const std::size_t fc_scored = samples(remote_fc.record["suites"]["bfcl"], "accuracy.overall");
+  const auto fc_failed = remote_fc.record["suites"]["bfcl"]["metrics"]["entries_failed"]["samples"][0].get<int>();
+  const std::size_t completed = 3 * 2 * kReps + agentic_turns * kReps + 10 + fc_scored;
+  CHECK(server.stop() == 0);
+  INFO(server.child.captured);
+  CHECK(server.child.captured.find("SIGTERM: draining") != std::string::npos);
+  CHECK(server.child.captured.find("stopped (" + std::to_string(completed) + " completed, 0 rejected, " +
+                                   std::to_string(fc_failed) + " bad requests, 0 failed)") != std::string::npos);
+}
