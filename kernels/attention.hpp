@@ -11,8 +11,9 @@
 // the new position first applies q/k RMSNorm (Qwen3) and RoPE and writes the new K/V into the
 // cache, so one launch does q/k-norm, RoPE, the cache write and attention.
 //
-// Prefill: qk-norm + RoPE + cache write for L tokens (rope_prefill), scores and P.V through
-// cuBLAS (caller), a causal row softmax, and a head-major -> row-major transpose.
+// Prefill: qk-norm + RoPE + cache write for L tokens (rope_prefill); attention itself is
+// kernels/flash_prefill.hpp, or, for shapes it does not take, scores and P.V through cuBLAS
+// (caller) with the causal row softmax and head-major -> row-major transpose here.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

@@ -1,9 +1,9 @@
 #pragma once
-// The CUDA forward pass: prefill through cuBLAS GEMMs and a causal attention built on them,
+// The CUDA forward pass: prefill through cuBLAS GEMMs and a fused causal (flash) attention,
 // decode through the kernels/ GEMVs and split-K attention, captured once per context-length
 // bucket as a CUDA graph and replayed per token.
 //
-// Per decode token in graph mode the host does: write {token, pos} into a pinned staging
+// Per decode token in graph mode the host does: write {token, pos, sampling} into a pinned staging
 // buffer, one cudaGraphLaunch (the graph holds the H2D copy of that buffer, every kernel, and
 // the D2H copy of the device-argmax token), one stream synchronisation, read the pinned token.
 // The eager path enqueues exactly the same operations, so both give bit-identical results.
