@@ -96,16 +96,19 @@ __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/// Standard Gumbel noise for index i of draw `seed`: -log(-log(u)), u uniform in (0, 1) from a
-/// counter hash (24 bits: no 0 or 1, so the noise is finite).
+/// Standard Gumbel noise for index i of draw `seed`: -log(-log(u)), u = (x + 0.5) / 2^23 with
+/// x a 23-bit counter hash, so u is exact and strictly inside (0, 1) and the noise is finite
+/// (|g| < 17). With 24 bits, x + 0.5 rounds to 2^24 for the largest x: u = 1, g = +inf, and
+/// that token won whatever its logit (~0.9% of draws over a 152k vocabulary).
 __device__ __forceinline__ float gumbel(std::uint64_t seed, int i) {
   const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
-  const float u = (static_cast<float>(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
+  const float u = (static_cast<float>(h >> 41) + 0.5f) * (1.0f / 8388608.0f);
   return -logf(-logf(u));
 }
 
-/// sp == null or sp->inv_temperature == 0: the argmax of v. Otherwise the argmax of
-/// v * inv_temperature + Gumbel noise, which is a draw from softmax(v / T) (the Gumbel-max trick).
+/// sp == null or sp->temperature == 0: the argmax of v. Otherwise the argmax of v + T * Gumbel
+/// noise (= the argmax of v / T + noise, without dividing by a tiny T), which is a draw from
+/// softmax(v / T): the Gumbel-max trick.
 __global__ void __launch_bounds__(kArgmaxThreads)
 argmax_kernel(const float* __restrict__ v, int n, const DeviceSampling* __restrict__ sp, int* __restrict__ out,
               ArgmaxScratch* __restrict__ scr) {
@@ -118,11 +121,11 @@ argmax_kernel(const float* __restrict__ v, int n, const DeviceSampling* __restri
   int bi = INT_MAX;  // "none yet": loses every comparison
   const int per = (n + gridDim.x - 1) / gridDim.x;
   const int lo = blockIdx.x * per, hi = min(n, lo + per);
-  const float inv_t = sp != nullptr ? sp->inv_temperature : 0.0f;
-  if (inv_t > 0.0f) {
+  const float temp = sp != nullptr ? sp->temperature : 0.0f;
+  if (temp > 0.0f) {
     const std::uint64_t seed = sp->seed;
     for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-      const float x = v[i] * inv_t + gumbel(seed, i);
+      const float x = v[i] + temp * gumbel(seed, i);
       if (x > best) { best = x; bi = i; }
     }
   } else {

@@ -254,6 +254,13 @@ bool flash_attention_prefill_supported(DType wtype, int head_dim) {
   return wtype == DType::bf16 && (head_dim == 64 || head_dim == 128);
 }
 
+void flash_attention_prefill_prepare() {
+  ATLAS_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem_bytes<128>())));
+  ATLAS_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem_bytes<64>())));
+}
+
 void flash_attention_prefill(const FlashPrefillArgs& a, cudaStream_t stream) {
   if (!flash_attention_prefill_supported(DType::bf16, a.head_dim))
     throw KernelError("flash_attention_prefill: head_dim " + std::to_string(a.head_dim) + " not supported (64 or 128)");
@@ -261,16 +268,11 @@ void flash_attention_prefill(const FlashPrefillArgs& a, cudaStream_t stream) {
     throw KernelError("flash_attention_prefill: n_heads " + std::to_string(a.n_heads) +
                       " is not a multiple of n_kv_heads " + std::to_string(a.n_kv_heads));
   if (a.n_query <= 0) return;
+  if (a.pos0 < 0 || a.pos0 + a.n_query > a.max_seq || a.out_ld % 2 != 0 || a.out_ld < a.n_heads * a.head_dim)
+    throw KernelError("flash_attention_prefill: need 0 <= pos0 and pos0 + n_query <= max_seq (got " +
+                      std::to_string(a.pos0) + " + " + std::to_string(a.n_query) + " > " + std::to_string(a.max_seq) +
+                      "?) and an even out_ld >= n_heads * head_dim (got " + std::to_string(a.out_ld) + ")");
   const dim3 grid((a.n_query + kBlockQ - 1) / kBlockQ, a.n_heads);
-  // Over 48 KiB of dynamic shared memory needs an opt-in (not a stream operation; once).
-  static const bool opted_in = [] {
-    ATLAS_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem_bytes<128>())));
-    ATLAS_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem_bytes<64>())));
-    return true;
-  }();
-  (void)opted_in;
   if (a.head_dim == 128) flash_prefill_kernel<128><<<grid, kThreads, smem_bytes<128>(), stream>>>(a);
   else flash_prefill_kernel<64><<<grid, kThreads, smem_bytes<64>(), stream>>>(a);
   ATLAS_CUDA_CHECK(cudaGetLastError());

@@ -4,8 +4,9 @@
 // each block takes 64 query rows of one head, streams the keys/values of its KV head through
 // shared memory 64 at a time, and keeps an online softmax (running max m, sum l) with the output
 // in registers. Products run on tensor cores (mma.sync m16n8k16, bf16 in, float32 accumulate);
-// P is rounded to bf16 before P.V as in FlashAttention. Work is O(L * keys * d), memory
-// traffic O((L + keys) * d): the L x keys score matrix never leaves the SM.
+// P is rounded to bf16 before P.V as in FlashAttention. Work is O(L * keys * d); K/V traffic is
+// O(n_heads * ceil(L / 64) * keys * d) (each block streams its KV head's keys, mostly from L2)
+// and the L x keys score matrix never leaves the SM.
 #include <cuda_runtime_api.h>
 
 #include "kernels/dtype.hpp"
@@ -29,8 +30,13 @@ struct FlashPrefillArgs {
 /// Whether flash_attention_prefill handles this weight type and head size (bf16; d = 64 or 128).
 bool flash_attention_prefill_supported(DType wtype, int head_dim);
 
-/// Enqueues the attention of `a.n_query` rows on `stream`. No allocation. Throws KernelError
-/// for an unsupported head_dim or a head count that is not a multiple of the KV head count.
+/// Sets the kernels' shared-memory opt-in (68 KiB at d = 128) on the current device. Call once
+/// per device before the first launch (cudaFuncSetAttribute is not a stream operation).
+void flash_attention_prefill_prepare();
+
+/// Enqueues the attention of `a.n_query` rows on `stream`. No allocation. Alignment: q and out
+/// 4 bytes, K/V 16 bytes. Throws KernelError for an unsupported head_dim, a head count that is
+/// not a multiple of the KV head count, pos0 + n_query > max_seq, or an odd / short out_ld.
 void flash_attention_prefill(const FlashPrefillArgs& a, cudaStream_t stream);
 
 }  // namespace atlas::kernels

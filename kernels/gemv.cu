@@ -5,7 +5,8 @@
 // vectors per row in flight per lane. KSPLIT (1..8) is picked so the grid has several blocks
 // per SM even for matrices with few rows. The first weight vectors are loaded before the PDL
 // wait, so they stream while the previous kernel drains. The RMSNorm prologue stages the
-// normalised input in shared memory; a plain input is read straight through L1.
+// normalised input in shared memory; a plain input of 8 KiB or more is staged there too (one
+// batched copy), a smaller one is read through L1.
 #include "kernels/gemv.hpp"
 
 #include <cuda_bf16.h>
@@ -420,12 +421,21 @@ int blocks_per_sm_override() {
 /// 226 tok/s (o_proj 8 KiB, down 24 KiB inputs: with a 64 KiB ring per block the L1 left over is
 /// small) but cost qwen3-0.6b 1.5% (4-6 KiB inputs stay in L1; the copy adds a barrier), hence
 /// the 8 KiB threshold. ATLAS_GEMV_PLAIN_X=smem / =global forces either (A/B runs).
+/// A vector that would not fit beside the ring in the per-block shared-memory opt-in limit is
+/// never staged.
 bool stage_plain_x(size_t bytes) {
   static const int forced = [] {
     const char* e = std::getenv("ATLAS_GEMV_PLAIN_X");
     if (e == nullptr) return -1;
     return std::string(e) == "smem" ? 1 : std::string(e) == "global" ? 0 : -1;
   }();
+  static const size_t limit = [] {
+    int dev = 0, optin = 0;
+    ATLAS_CUDA_CHECK(cudaGetDevice(&dev));
+    ATLAS_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    return static_cast<size_t>(optin);
+  }();
+  if (bytes + kRingBytes + 1024 > limit) return false;  // 1 KiB: the kernels' static shared memory
   return forced >= 0 ? forced == 1 : bytes >= 8192;
 }
 

@@ -35,7 +35,10 @@ struct GemvArgs {
   void* y = nullptr;        ///< float32 [rows] (store/add) or weight type [rows/2] (swiglu)
 };
 
-/// Enqueues the product on `stream`. One launch; no allocation; capture-safe.
+/// Enqueues the product on `stream`. One launch; no allocation; capture-safe. Alignment: w and
+/// a plain x 16 bytes (ld is a multiple of 8); an rmsnorm x 16 bytes and norm 8 (bf16) or 16
+/// (f32) bytes (the prologue loads 4-element vectors). Throws KernelError for ld % 8 != 0,
+/// ld < k, or an odd row count with swiglu.
 void gemv(const GemvArgs& a, cudaStream_t stream);
 
 /// Sets the kernels' dynamic shared-memory limit for inputs of up to `max_ld` elements.

@@ -117,6 +117,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
 
   // Kernel attributes before any capture (not stream operations).
   kernels::gemv_prepare(std::max({w_.ld_dim, w_.ld_q, w_.ld_hidden}));
+  if (flash_prefill_) kernels::flash_attention_prefill_prepare();
   const int max_bucket = bucket_for(opts_.max_seq);
   kernels::attention_decode_prepare(opts_.wtype, c.n_heads / c.n_kv_heads, c.head_dim,
                                     max_bucket / splits_for(max_bucket));
@@ -124,7 +125,9 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   step_h_ = PinnedBuffer(sizeof(Step));
   token_h_ = PinnedBuffer(sizeof(int));
   logits_h_ = PinnedBuffer(sizeof(float) * c.vocab_size);
-  tokens_h_ = PinnedBuffer(sizeof(int) * prefill_chunk_);
+  // The whole prompt: each chunk's H2D copy reads its own region, so the next chunk's staging
+  // cannot overwrite ids a pending copy has not read yet.
+  tokens_h_ = PinnedBuffer(sizeof(int) * opts_.max_seq);
   // Zero the workspace once: padding of weight-type activations must stay zero, tickets start at 0.
   ATLAS_CUDA_CHECK(cudaMemset(attn_, 0, kernels::dtype_size(opts_.wtype) * w_.ld_q));
   ATLAS_CUDA_CHECK(cudaMemset(hb_, 0, kernels::dtype_size(opts_.wtype) * w_.ld_hidden));
@@ -244,7 +247,7 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, Dev
   if (!(sample.temperature >= 0.0f) || !std::isfinite(sample.temperature))
     throw EngineError("cuda backend: sampling temperature " + std::to_string(sample.temperature) + " is invalid");
   kernels::DeviceSampling& ds = step_h_.as<Step>()->sampling;
-  ds.inv_temperature = sample.temperature > 0.0f ? 1.0f / sample.temperature : 0.0f;
+  ds.temperature = sample.temperature;
   ds.seed = sample.seed;
   if (tokens.size() == 1) return decode(tokens[0], pos, want_logits);
   prefill(tokens, pos, want_logits);
@@ -373,8 +376,13 @@ int CudaDecoder::decode(int token, int pos, bool want_logits) {
       }
       ATLAS_CUDA_CHECK(cudaStreamEndCapture(stream_, &cap.graph));
       cap.kernels = std::move(capture_nodes_);
+      try {
+        instantiate(cap);
+      } catch (...) {
+        cudaGraphDestroy(cap.graph);  // nothing half-made stays: the next step captures again
+        throw;
+      }
       it = graphs_.emplace(bucket, std::move(cap)).first;
-      instantiate(it->second);
       ++counters_.graph_captures;
     }
     ATLAS_CUDA_CHECK(cudaGraphLaunch(it->second.exec, stream_));
@@ -399,11 +407,17 @@ int CudaDecoder::decode(int token, int pos, bool want_logits) {
   return *token_h_.as<int>();
 }
 
+// The new executable replaces the old one only once it is instantiated and uploaded; on an
+// error the old one (or none) stays and the exception propagates.
 void CudaDecoder::instantiate(Captured& cap) {
+  cudaGraphExec_t exec = nullptr;
+  ATLAS_CUDA_CHECK(cudaGraphInstantiate(&exec, cap.graph, 0));
+  if (const cudaError_t e = cudaGraphUpload(exec, stream_); e != cudaSuccess) {
+    cudaGraphExecDestroy(exec);
+    kernels::throw_cuda(e, "cudaGraphUpload(exec, stream_)", __FILE__, __LINE__);
+  }
   if (cap.exec) ATLAS_CUDA_CHECK(cudaGraphExecDestroy(cap.exec));
-  cap.exec = nullptr;
-  ATLAS_CUDA_CHECK(cudaGraphInstantiate(&cap.exec, cap.graph, 0));
-  ATLAS_CUDA_CHECK(cudaGraphUpload(cap.exec, stream_));
+  cap.exec = exec;
 }
 
 void CudaDecoder::reinstantiate_graphs() {
@@ -453,8 +467,9 @@ void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits
     const int n_keys = p0 + n;
     const int ld_keys = padded_ld(n_keys);
     Range chunk_range(true, "prefill");
-    std::memcpy(tokens_h_.get(), tokens.data() + off, sizeof(int) * n);
-    ATLAS_CUDA_CHECK(cudaMemcpyAsync(tokens_d_, tokens_h_.get(), sizeof(int) * n, cudaMemcpyHostToDevice, s));
+    int* staged = tokens_h_.as<int>() + off;
+    std::memcpy(staged, tokens.data() + off, sizeof(int) * n);
+    ATLAS_CUDA_CHECK(cudaMemcpyAsync(tokens_d_, staged, sizeof(int) * n, cudaMemcpyHostToDevice, s));
     ++counters_.h2d_copies;
     counters_.h2d_bytes += sizeof(int) * n;
     {

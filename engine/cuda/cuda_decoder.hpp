@@ -5,7 +5,8 @@
 //
 // Per decode token in graph mode the host does: write {token, pos, sampling} into a pinned staging
 // buffer, one cudaGraphLaunch (the graph holds the H2D copy of that buffer, every kernel, and
-// the D2H copy of the device-argmax token), one stream synchronisation, read the pinned token.
+// the D2H copy of the token chosen on the device), one stream synchronisation, read the pinned
+// token.
 // The eager path enqueues exactly the same operations, so both give bit-identical results.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

@@ -143,7 +143,17 @@ std::string short_kernel_name(std::string_view name) {
   std::string s = status == 0 && dem ? std::string(dem.get()) : raw;
   for (const std::string anon = "(anonymous namespace)::"; s.find(anon) != std::string::npos;)
     s.erase(s.find(anon), anon.size());
-  if (const auto paren = s.find('('); paren != std::string::npos) s.resize(paren);
+  // Cut at the parameter list: the first '(' outside template arguments (those may hold casts
+  // such as "(atlas::kernels::GemvInput)0").
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<') ++depth;
+    else if (s[i] == '>') --depth;
+    else if (s[i] == '(' && depth == 0) {
+      s.resize(i);
+      break;
+    }
+  }
   const auto angle = s.find('<');
   const auto head = s.substr(0, angle);
   std::size_t from = 0;

@@ -69,8 +69,8 @@ class CuptiTracer {
   /// Flushes CUPTI's buffers and returns the windows with their records (call once, at the end).
   std::vector<TraceWindow> finish();
 
-  /// CUPTI's id of a node of a captured graph (what kernel records of that node carry when the
-  /// graph itself is launched; an executable graph's kernels carry their clone's id).
+  /// CUPTI's id of a node of a captured graph. Kernel records of a launched executable carry the
+  /// id of the node's clone in that executable; node_clones() maps those back.
   static std::uint64_t node_id(cudaGraphNode_t node);
   /// Clone id -> original node id for every node cloned (graph instantiation) while this
   /// tracer was subscribed.

@@ -294,6 +294,38 @@ TEST_CASE("flash-attention prefill matches a float64 causal attention (GQA 4, af
   }
 }
 
+TEST_CASE("device temperature sampling over a 151,936-token vocabulary never picks a token its logit rules out") {
+  ATLAS_REQUIRE_GPU();
+  // One token 60 logits above the rest at T = 1: every other token has probability < e^-60.
+  // Infinite Gumbel noise (u rounded to 1) would let a random token win ~0.9% of draws.
+  const int n = 151936, want = 4321;
+  std::vector<float> v(n, 0.0f);
+  v[want] = 60.0f;
+  Dev<float> dv(n);
+  Dev<int> out(1);
+  Dev<DeviceSampling> params(1);
+  Dev<unsigned char> scratch(argmax_scratch_bytes());
+  ATLAS_CUDA_CHECK(cudaMemset(scratch.p, 0, argmax_scratch_bytes()));
+  ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+  int wrong = 0;
+  for (int draw = 0; draw < 3000; ++draw) {
+    const DeviceSampling p{1.0f, 0, 0x9e3779b97f4a7c15ull * (draw + 1)};
+    ATLAS_CUDA_CHECK(cudaMemcpy(params.p, &p, sizeof p, cudaMemcpyHostToDevice));
+    sample_token(dv.p, n, params.p, out.p, scratch.p, nullptr);
+    int got = -1;
+    ATLAS_CUDA_CHECK(cudaMemcpy(&got, out.p, 4, cudaMemcpyDeviceToHost));
+    wrong += got != want;
+  }
+  CHECK(wrong == 0);
+  // A tiny temperature is greedy, not an overflow (v / T would be inf for every logit).
+  const DeviceSampling tiny{1e-30f, 0, 7};
+  ATLAS_CUDA_CHECK(cudaMemcpy(params.p, &tiny, sizeof tiny, cudaMemcpyHostToDevice));
+  sample_token(dv.p, n, params.p, out.p, scratch.p, nullptr);
+  int got = -1;
+  ATLAS_CUDA_CHECK(cudaMemcpy(&got, out.p, 4, cudaMemcpyDeviceToHost));
+  CHECK(got == want);
+}
+
 TEST_CASE("device argmax: lowest index wins a tie") {
   ATLAS_REQUIRE_GPU();
   std::vector<float> v(151936, 0.5f);
