@@ -17,53 +17,24 @@ constexpr int kMaxGroup = 8;      // query heads per KV head supported by the de
 constexpr int kDecodeThreads = 256;
 
 /// One warp: optional per-head RMSNorm (Qwen3 q_norm/k_norm), then RoPE, of the d values at
-/// `src`; calls out(i, value) for every element. Each lane owns whole RoPE pairs and loads its
-/// inputs and norm gains as one batch, so the prep costs one memory round trip (a strided loop
-/// took several dependent ones: it sits on the critical path of decode attention).
-/// theta_i = pos * base^(-2i/d) (llama2.c run.c, HF Qwen3RotaryEmbedding).
+/// `src`; calls out(i, value) for every element.
 template <typename W, typename Out>
 __device__ __forceinline__ void prep_head(const float* src, const W* norm, float eps, int d, int pos,
                                           float base, bool interleaved, Out&& out) {
-  constexpr int kMaxPairs = 4;  // pairs per lane: head_dim <= 256 (checked at launch)
   const int lane = threadIdx.x & 31;
-  const int half = d / 2;
-  float xa[kMaxPairs], xb[kMaxPairs], ga[kMaxPairs], gb[kMaxPairs];
-#pragma unroll
-  for (int m = 0; m < kMaxPairs; ++m) {
-    const int i = lane + 32 * m;
-    if (i < half) {
-      const int a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
-      xa[m] = src[a];
-      xb[m] = src[b];
-      if (norm != nullptr) {
-        ga[m] = dev::to_f32(norm[a]);
-        gb[m] = dev::to_f32(norm[b]);
-      }
-    }
-  }
   float inv = 1.0f;
   if (norm != nullptr) {
     float ss = 0.0f;
-#pragma unroll
-    for (int m = 0; m < kMaxPairs; ++m)
-      if (lane + 32 * m < half) ss += xa[m] * xa[m] + xb[m] * xb[m];
+    for (int i = lane; i < d; i += 32) ss += src[i] * src[i];
     ss = dev::warp_sum(ss);
     inv = rsqrtf(ss / static_cast<float>(d) + eps);
   }
-#pragma unroll
-  for (int m = 0; m < kMaxPairs; ++m) {
-    const int i = lane + 32 * m;
-    if (i < half) {
-      const int a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
-      const float va = norm != nullptr ? ga[m] * (xa[m] * inv) : xa[m];
-      const float vb = norm != nullptr ? gb[m] * (xb[m] * inv) : xb[m];
-      const float freq = 1.0f / powf(base, (2.0f * i) / static_cast<float>(d));
-      float sn, cs;
-      sincosf(static_cast<float>(pos) * freq, &sn, &cs);
-      out(a, va * cs - vb * sn);
-      out(b, va * sn + vb * cs);
-    }
-  }
+  auto val = [&](int i) { return norm != nullptr ? dev::to_f32(norm[i]) * (src[i] * inv) : src[i]; };
+  dev::rope_pairs(d, pos, base, interleaved, [&](int a, int b, float c, float s) {
+    const float xa = val(a), xb = val(b);
+    out(a, xa * c - xb * s);
+    out(b, xa * s + xb * c);
+  });
 }
 
 /// Loads kVec<W> elements at p (16-byte aligned) as floats.
@@ -464,8 +435,8 @@ void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
   if (a.n_splits < 1 || a.n_splits > 32) throw KernelError("attention_decode: n_splits must be in [1, 32]");
   if (G > kMaxGroup || a.prep.n_heads % a.prep.n_kv_heads != 0)
     throw KernelError("attention_decode: n_heads / n_kv_heads must be an integer <= 8");
-  if (a.prep.head_dim % 8 != 0 || a.prep.head_dim > 256)
-    throw KernelError("attention_decode: head_dim must be a multiple of 8 and <= 256");
+  if (a.prep.head_dim % 8 != 0 || a.prep.head_dim > 512)
+    throw KernelError("attention_decode: head_dim must be a multiple of 8 and <= 512");
   const dim3 grid(a.prep.n_kv_heads, a.n_splits);
   const size_t smem = attention_decode_smem(G, a.prep.head_dim, a.chunk_cap, a.wtype);
   const bool teams = attention_team_scores();

@@ -81,4 +81,21 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
   return warp_max(r);
 }
 
+/// RoPE on one head by one warp: `in` holds the head's d values (already normalised),
+/// pairs are (2i, 2i+1) when interleaved, else (i, i + d/2) (Hugging Face rotate_half).
+/// theta_i = pos * base^(-2i/d) (llama2.c run.c, HF Qwen3RotaryEmbedding).
+template <typename F>
+__device__ __forceinline__ void rope_pairs(int d, int pos, float base, bool interleaved, F&& pair) {
+  const int lane = threadIdx.x & 31;
+  for (int i = lane; i < d / 2; i += 32) {
+    const float freq = 1.0f / powf(base, (2.0f * i) / static_cast<float>(d));
+    const float ang = static_cast<float>(pos) * freq;
+    float s, c;
+    sincosf(ang, &s, &c);
+    const int a = interleaved ? 2 * i : i;
+    const int b = interleaved ? 2 * i + 1 : i + d / 2;
+    pair(a, b, c, s);
+  }
+}
+
 }  // namespace atlas::kernels::dev

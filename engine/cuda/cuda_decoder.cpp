@@ -86,8 +86,8 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0 || c.n_heads / c.n_kv_heads > 8)
     throw EngineError("cuda backend: n_heads/n_kv_heads must be an integer <= 8, got " + std::to_string(c.n_heads) +
                       "/" + std::to_string(c.n_kv_heads));
-  if (c.head_dim % 8 != 0 || c.head_dim > 256)
-    throw EngineError("cuda backend: head_dim must be a multiple of 8 and <= 256, got " + std::to_string(c.head_dim));
+  if (c.head_dim % 8 != 0 || c.head_dim > 512)
+    throw EngineError("cuda backend: head_dim must be a multiple of 8 and <= 512, got " + std::to_string(c.head_dim));
   int dev_count = 0;
   if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0)
     throw EngineError("cuda backend: no CUDA device");
