@@ -69,7 +69,7 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   __shared__ float mls[kMaxGroup][2];
   __shared__ int last_block;
   // Launch the next kernel (the o_proj GEMV) now: it streams its weights while attention runs.
-  if (a.early_trigger) dev::pdl_trigger();
+  dev::pdl_trigger();
 
   // The position comes from the step's H2D copy, which completed before the first kernel of the
   // step started; cached K rows other than `pos` were written by earlier steps. Both may be read
@@ -430,18 +430,7 @@ static bool attention_team_scores() {
   return on;
 }
 
-/// ATLAS_ATTN_EARLY_TRIGGER=0: the next kernel launches only when attention ends (A/B runs).
-static bool attention_early_trigger() {
-  static const bool on = [] {
-    const char* e = std::getenv("ATLAS_ATTN_EARLY_TRIGGER");
-    return !(e != nullptr && std::string(e) == "0");
-  }();
-  return on;
-}
-
-void attention_decode(const DecodeAttentionArgs& a0, cudaStream_t stream) {
-  DecodeAttentionArgs a = a0;
-  a.early_trigger = a0.early_trigger && attention_early_trigger();
+void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
   const int G = a.prep.n_heads / a.prep.n_kv_heads;
   if (a.n_splits < 1 || a.n_splits > 32) throw KernelError("attention_decode: n_splits must be in [1, 32]");
   if (G > kMaxGroup || a.prep.n_heads % a.prep.n_kv_heads != 0)

@@ -42,7 +42,6 @@ struct DecodeAttentionArgs {
   const int* pos = nullptr;    ///< device: position of the new token (KV length = pos + 1)
   int n_splits = 1;            ///< key slices per head (fixed per captured graph); 1: no merge
   int chunk_cap = 0;           ///< most keys one slice can get (bucket / n_splits)
-  bool early_trigger = true;   ///< let the next kernel launch at once (false: when this one ends)
   float* part_o = nullptr;     ///< workspace [n_kv][n_splits][G][d]
   float* part_ml = nullptr;    ///< workspace [n_kv][n_splits][G][2]
   int* tickets = nullptr;      ///< [n_kv], zero between launches (the last block resets it)

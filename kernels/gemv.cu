@@ -435,12 +435,8 @@ bool stage_plain_x(size_t bytes) {
     ATLAS_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     return static_cast<size_t>(optin);
   }();
-  static const size_t min_bytes = [] {
-    const char* e = std::getenv("ATLAS_GEMV_STAGE_MIN_KB");
-    return e != nullptr ? static_cast<size_t>(std::atoi(e)) * 1024 : size_t{8192};
-  }();
   if (bytes + kRingBytes + 1024 > limit) return false;  // 1 KiB: the kernels' static shared memory
-  return forced >= 0 ? forced == 1 : bytes >= min_bytes;
+  return forced >= 0 ? forced == 1 : bytes >= 8192;
 }
 
 template <typename W, GemvInput In>
