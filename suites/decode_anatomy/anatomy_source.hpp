@@ -43,6 +43,15 @@ class AnatomySource {
   virtual void begin() = 0;
   /// Ends the window (disables the counters) and returns its totals.
   virtual AnatomyWindow end() = 0;
+  /// Decode modes this source can switch its backend between, the backend's own first
+  /// ({"graph", "eager"} for CUDA with graph replay on). The suite measures each and shows them
+  /// side by side. Empty: one mode, nothing to compare.
+  virtual std::vector<std::string> modes() const { return {}; }
+  /// Switches the backend to `mode`, one of modes(), for the runs that follow.
+  virtual void set_mode(std::string_view mode) { (void)mode; }
+  /// Whether the backend's decode step replays a captured graph (its own mode, before any
+  /// set_mode); nothing when the backend has no graphs.
+  virtual std::optional<bool> graph_captured() const { return std::nullopt; }
 };
 
 /// A target that can measure its own decode anatomy (EngineTarget does; HTTP targets do not).

@@ -16,8 +16,18 @@ namespace {
 
 class CuptiAnatomySource final : public AnatomySource {
  public:
-  explicit CuptiAnatomySource(engine::cuda::CudaDecoder& dec) : dec_(&dec) {}
-  ~CuptiAnatomySource() override { dec_->set_step_observer({}); }
+  explicit CuptiAnatomySource(engine::cuda::CudaDecoder& dec) : dec_(&dec), graphs_(dec.graphs_enabled()) {}
+  ~CuptiAnatomySource() override {
+    dec_->set_step_observer({});
+    if (graphs_) dec_->set_graphs(true);  // the backend's own mode again
+  }
+
+  std::vector<std::string> modes() const override {
+    if (!graphs_) return {};
+    return {"graph", "eager"};
+  }
+  void set_mode(std::string_view mode) override { dec_->set_graphs(mode == "graph"); }
+  std::optional<bool> graph_captured() const override { return graphs_; }
 
   std::string name() const override { return "cupti"; }
   std::string time_basis() const override {
@@ -43,7 +53,6 @@ class CuptiAnatomySource final : public AnatomySource {
     const std::vector<TraceWindow> windows = tracer_->finish();
     const GraphStageMap graph(*dec_, *tracer_);
     tracer_.reset();
-    const bool graphs = dec_->graphs_enabled();
     const auto& stages = dec_->step_kernel_stages();
     std::map<std::string, StageAnatomy> by;
     for (int i = 0; i < engine::kStageCount; ++i) {
@@ -80,7 +89,6 @@ class CuptiAnatomySource final : public AnatomySource {
       }
       *stage("sample").host_syncs += static_cast<double>(w.runtime.syncs);
     }
-    (void)graphs;
     AnatomyWindow out;
     for (auto& [n, s] : by) out.stages.push_back(s);
     return out;
@@ -90,6 +98,7 @@ class CuptiAnatomySource final : public AnatomySource {
   engine::cuda::CudaDecoder* dec_;
   std::unique_ptr<CuptiTracer> tracer_;
   std::map<std::string, int> attribution_;  // decode steps per attribution method
+  bool graphs_;                              // the decoder's mode when the source was made
 };
 
 }  // namespace

@@ -1,7 +1,11 @@
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "suites/decode_anatomy/anatomy_source.hpp"
 #include "suites/decode_anatomy/anatomy_table.hpp"
@@ -86,6 +90,61 @@ DecodeRun decode_run(Target& target, const std::vector<int>& prompt, int n, Anat
   return r;
 }
 
+/// What one decode mode's measured repetitions add up to.
+struct ModeTotals {
+  std::string mode;
+  AnatomyWindow window;         ///< instrumented runs, summed
+  double wall_ns = 0;           ///< instrumented wall time, summed
+  double tokens = 0;            ///< instrumented tokens, summed
+  std::vector<double> plain_us; ///< per-token wall µs of each plain (counters off) run
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+/// The seed's first experiment: the same decode step replayed as a graph and launched eagerly,
+/// one column per mode, per generated token.
+Table modes_side_by_side(const std::vector<ModeTotals>& totals) {
+  Table t;
+  t.title = "decode modes side by side, per generated token";
+  t.header = {"per token"};
+  for (const auto& m : totals) t.header.push_back(m.mode);
+  auto row = [&](const std::string& name, auto value) {
+    std::vector<std::string> cells{name};
+    for (const auto& m : totals) cells.push_back(value(m));
+    t.rows.push_back(std::move(cells));
+  };
+  auto sum_of = [](const ModeTotals& m, std::optional<double> StageAnatomy::*field) -> std::optional<double> {
+    double s = 0;
+    for (const auto& st : m.window.stages) {
+      if (!(st.*field)) return std::nullopt;
+      s += *(st.*field);
+    }
+    return s;
+  };
+  auto per_token = [&](std::optional<double> StageAnatomy::*field, int decimals) {
+    return [=](const ModeTotals& m) {
+      const auto v = sum_of(m, field);
+      return v && m.tokens > 0 ? fmt_fixed(*v / m.tokens, decimals) : std::string("n/a");
+    };
+  };
+  row("wall µs, counters off (median)", [](const ModeTotals& m) { return fmt_fixed(median_of(m.plain_us), 2); });
+  row("wall µs, traced", [](const ModeTotals& m) { return m.tokens > 0 ? fmt_fixed(m.wall_ns / m.tokens / 1e3, 2) : "n/a"; });
+  row("kernels", per_token(&StageAnatomy::launches, 2));
+  row("of them replayed from a graph", per_token(&StageAnatomy::graph_launches, 2));
+  row("host syncs", per_token(&StageAnatomy::host_syncs, 2));
+  row("H2D copies", per_token(&StageAnatomy::copies_h2d, 2));
+  row("D2H copies", per_token(&StageAnatomy::copies_d2h, 2));
+  row("µs in stages (the source's time basis)", [&](const ModeTotals& m) {
+    const auto ns = sum_of(m, &StageAnatomy::time_ns);
+    return ns && m.tokens > 0 ? fmt_fixed(*ns / m.tokens / 1e3, 2) : std::string("n/a");
+  });
+  return t;
+}
+
 }  // namespace
 
 records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions& options) {
@@ -105,65 +164,92 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
   const std::vector<int> prompt = PromptBuilder(target.tokenizer()).prompt(cfg.prompt_tokens, options.seed);
   auto* provider = dynamic_cast<AnatomyProvider*>(&target);
   std::unique_ptr<AnatomySource> source = provider ? provider->make_anatomy_source() : nullptr;
+  // One pass per decode mode (CUDA: graph replay, then eager); the backend's own mode keeps
+  // the plain metric names, the others are prefixed "<mode>/".
+  std::vector<std::string> modes = source ? source->modes() : std::vector<std::string>{};
+  if (modes.empty()) modes.push_back("");
 
   Progress& progress = options.progress_or_null();
-  progress.begin("decode-anatomy", (options.warmup + options.repetitions) * (source ? 2 : 1));
-  AnatomyWindow total;
-  double instrumented_wall_ns = 0;
-  int instrumented_tokens = 0;
+  progress.begin("decode-anatomy",
+                 static_cast<int>(modes.size()) * (options.warmup + options.repetitions) * (source ? 2 : 1));
   std::vector<int> reference_ids;
   nlohmann::json notes = nlohmann::json::array();
-  for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
-    const bool measured = rep >= options.warmup;
-    const std::string label = measured ? "rep " + std::to_string(rep - options.warmup + 1) : "warmup";
-    const DecodeRun plain = decode_run(target, prompt, cfg.decode_tokens, nullptr, nullptr);
-    progress.step("plain " + label);
-    if (reference_ids.empty()) reference_ids = plain.ids;
-    if (plain.ids != reference_ids) notes.push_back("repetition " + std::to_string(rep) + ": greedy output differs from the first run");
-    if (plain.cached != cfg.prompt_tokens) {
-      notes.push_back("decode request reused " + std::to_string(plain.cached) + " cached tokens, expected " +
-                      std::to_string(cfg.prompt_tokens) + ": the first step was not a one-token forward");
-    }
-    if (measured) {
-      const double us = plain.wall_ns / cfg.decode_tokens / 1e3;
-      metric(r, "us_per_token", "us", Better::lower, MetricKind::timed,
-             "decode wall time per generated token, counters off")
-          .samples.push_back(us);
-      metric(r, "decode_tok_s", "tok/s", Better::higher, MetricKind::timed, "decode tokens per second, counters off")
-          .samples.push_back(1e6 / us);
-      metric(r, "output_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
-             "FNV-1a 32 hash of the greedy output ids (any change means the output changed)")
-          .samples.push_back(static_cast<double>(output_fingerprint(plain.ids)));
-    }
-    if (!source) continue;
-    AnatomyWindow w;
-    const DecodeRun inst = decode_run(target, prompt, cfg.decode_tokens, source.get(), &w);
-    progress.step("instrumented " + label);
-    if (inst.ids != plain.ids) notes.push_back("repetition " + std::to_string(rep) + ": instrumented output differs from the plain run");
-    if (!measured) continue;
-    total.accumulate(w);
-    instrumented_wall_ns += inst.wall_ns;
-    instrumented_tokens += cfg.decode_tokens;
-    for (const auto& s : w.stages) {
-      const double n = cfg.decode_tokens;
-      if (s.time_ns) {
-        metric(r, "stage_us_per_token/" + s.stage, "us", Better::lower, MetricKind::timed,
-               "stage time per generated token (" + source->time_basis() + ")")
-            .samples.push_back(*s.time_ns / n / 1e3);
+  std::vector<ModeTotals> totals;
+  for (std::size_t mi = 0; mi < modes.size(); ++mi) {
+    const std::string& mode = modes[mi];
+    const std::string p = mi == 0 ? "" : mode + "/";
+    const std::string in_mode = mode.empty() ? "" : " (" + mode + ")";
+    if (source && !mode.empty()) source->set_mode(mode);
+    ModeTotals mt;
+    mt.mode = mode;
+    for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
+      const bool measured = rep >= options.warmup;
+      const std::string label = (measured ? "rep " + std::to_string(rep - options.warmup + 1) : "warmup") + in_mode;
+      const DecodeRun plain = decode_run(target, prompt, cfg.decode_tokens, nullptr, nullptr);
+      progress.step("plain " + label);
+      if (reference_ids.empty()) reference_ids = plain.ids;
+      if (plain.ids != reference_ids)
+        notes.push_back("repetition " + std::to_string(rep) + in_mode + ": greedy output differs from the first run");
+      if (plain.cached != cfg.prompt_tokens) {
+        notes.push_back("decode request reused " + std::to_string(plain.cached) + " cached tokens, expected " +
+                        std::to_string(cfg.prompt_tokens) + ": the first step was not a one-token forward");
       }
-      if (s.calls) {
-        metric(r, "stage_calls_per_token/" + s.stage, "count", Better::lower, MetricKind::counted,
-               "times the stage ran per generated token")
-            .samples.push_back(*s.calls / n);
+      if (measured) {
+        const double us = plain.wall_ns / cfg.decode_tokens / 1e3;
+        mt.plain_us.push_back(us);
+        metric(r, p + "us_per_token", "us", Better::lower, MetricKind::timed,
+               "decode wall time per generated token, counters off" + in_mode)
+            .samples.push_back(us);
+        metric(r, p + "decode_tok_s", "tok/s", Better::higher, MetricKind::timed,
+               "decode tokens per second, counters off" + in_mode)
+            .samples.push_back(1e6 / us);
+        metric(r, p + "output_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
+               "FNV-1a 32 hash of the greedy output ids (any change means the output changed)" + in_mode)
+            .samples.push_back(static_cast<double>(output_fingerprint(plain.ids)));
       }
-      auto counted = [&](const char* what, const std::optional<double>& v, const char* desc) {
-        if (v) metric(r, std::string(what) + "/" + s.stage, "count", Better::lower, MetricKind::counted, desc).samples.push_back(*v / n);
-      };
-      counted("launches_per_token", s.launches, "kernel launches per generated token");
-      counted("graph_launches_per_token", s.graph_launches, "kernel launches replayed from a CUDA graph per token");
-      counted("host_syncs_per_token", s.host_syncs, "host waits on the device per generated token");
-      counted("copies_h2d_per_token", s.copies_h2d, "host-to-device copies per generated token");
-      counted("copies_d2h_per_token", s.copies_d2h, "device-to-host copies per generated token");
+      if (!source) continue;
+      AnatomyWindow w;
+      const DecodeRun inst = decode_run(target, prompt, cfg.decode_tokens, source.get(), &w);
+      progress.step("instrumented " + label);
+      if (inst.ids != plain.ids)
+        notes.push_back("repetition " + std::to_string(rep) + in_mode + ": instrumented output differs from the plain run");
+      if (!measured) continue;
+      mt.window.accumulate(w);
+      mt.wall_ns += inst.wall_ns;
+      mt.tokens += cfg.decode_tokens;
+      for (const auto& s : w.stages) {
+        const double n = cfg.decode_tokens;
+        if (s.time_ns) {
+          metric(r, p + "stage_us_per_token/" + s.stage, "us", Better::lower, MetricKind::timed,
+                 "stage time per generated token (" + source->time_basis() + ")" + in_mode)
+              .samples.push_back(*s.time_ns / n / 1e3);
+        }
+        if (s.calls) {
+          metric(r, p + "stage_calls_per_token/" + s.stage, "count", Better::lower, MetricKind::counted,
+                 "times the stage ran per generated token" + in_mode)
+              .samples.push_back(*s.calls / n);
+        }
+        auto counted = [&](const char* what, const std::optional<double>& v, const std::string& desc) {
+          if (v)
+            metric(r, p + what + "/" + s.stage, "count", Better::lower, MetricKind::counted, desc + in_mode)
+                .samples.push_back(*v / n);
+        };
+        counted("launches_per_token", s.launches, "kernel launches per generated token");
+        counted("graph_launches_per_token", s.graph_launches, "kernel launches replayed from a CUDA graph per token");
+        counted("host_syncs_per_token", s.host_syncs, "host waits on the device per generated token");
+        counted("copies_h2d_per_token", s.copies_h2d, "host-to-device copies per generated token");
+        counted("copies_d2h_per_token", s.copies_d2h, "device-to-host copies per generated token");
+      }
+    }
+    totals.push_back(std::move(mt));
+  }
+  if (source) {
+    if (const auto captured = source->graph_captured()) {
+      // Counted, so a change that breaks capture (a new veto, a host sync inside the step) fails
+      // the gate even when the time does not move.
+      metric(r, "decode_graph_captured", "bool", Better::higher, MetricKind::counted,
+             "1 when the decode step replays a captured CUDA graph, 0 when it runs eagerly")
+          .samples.push_back(*captured ? 1.0 : 0.0);
     }
   }
   r.details["fingerprint_hex"] = [&] {
@@ -173,11 +259,22 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
   }();
   r.details["output_ids"] = reference_ids;
   r.details["notes"] = notes;
-  if (source && instrumented_tokens > 0) {
-    Table t = anatomy_table(total, instrumented_tokens, instrumented_wall_ns, source->name(), source->time_basis());
+  if (source && !totals.empty() && totals.front().tokens > 0) {
+    const ModeTotals& primary = totals.front();
+    const std::string title_source = source->name() + (primary.mode.empty() ? "" : ", " + primary.mode);
     r.details["source"] = source->name();
-    r.details["instrumented_us_per_token"] = instrumented_wall_ns / instrumented_tokens / 1e3;
-    r.details["table"] = table_to_json(t);
+    r.details["instrumented_us_per_token"] = primary.wall_ns / primary.tokens / 1e3;
+    r.details["table"] =
+        table_to_json(anatomy_table(primary.window, primary.tokens, primary.wall_ns, title_source, source->time_basis()));
+    nlohmann::json extra = nlohmann::json::array();
+    for (std::size_t i = 1; i < totals.size(); ++i) {
+      const ModeTotals& m = totals[i];
+      if (m.tokens > 0)
+        extra.push_back(table_to_json(
+            anatomy_table(m.window, m.tokens, m.wall_ns, source->name() + ", " + m.mode, source->time_basis())));
+    }
+    if (totals.size() > 1) extra.push_back(table_to_json(modes_side_by_side(totals)));
+    r.details["extra_tables"] = extra;
   } else {
     r.details["source"] = nullptr;
     AnatomyWindow none;

@@ -27,7 +27,11 @@ struct DecodeAnatomyConfig {
 std::uint32_t output_fingerprint(std::span<const int> ids);
 
 /// Targets that are not AnatomyProviders get wall figures only (every stage column n/a).
-/// details["table"] holds the anatomy table ({title, header, rows, notes}).
+/// details["table"] holds the anatomy table ({title, header, rows, notes}). A source with
+/// several decode modes (CUDA: graph replay and eager) is measured in each: the backend's own
+/// mode keeps the plain metric names, the others get a "<mode>/" prefix, details["extra_tables"]
+/// holds their tables and a side-by-side one, and "decode_graph_captured" (counted, 1/0) says
+/// whether the backend's own decode step replays a graph.
 records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions& options);
 
 }  // namespace atlas::suites

@@ -137,3 +137,67 @@ TEST_CASE("decode-anatomy suite on a target that streams text only (an HTTP endp
   CHECK(b.metrics.at("us_per_token").samples.size() == 1);
   CHECK(b.details["notes"].empty());  // the decode request reused the whole prompt + first token
 }
+
+TEST_CASE("decode-anatomy suite measures every mode a source offers, side by side (graph and eager)") {
+  // A fake two-mode backend: "graph" decodes at 200 us per token with one graph launch, "eager"
+  // at 300 us with 10 host-issued launches; the source reports what the current mode does.
+  struct TwoModes : atlas::test::FakeTarget, AnatomyProvider {
+    std::string mode = "graph";
+    atlas::suites::TargetResponse generate(const atlas::suites::TargetRequest& req) override {
+      timing.decode_ns = mode == "graph" ? 200'000 : 300'000;
+      return FakeTarget::generate(req);
+    }
+    std::unique_ptr<AnatomySource> make_anatomy_source() override {
+      struct Source : AnatomySource {
+        TwoModes* t;
+        int tokens = 0;
+        explicit Source(TwoModes* target) : t(target) {}
+        std::string name() const override { return "fake-cupti"; }
+        std::string time_basis() const override { return "fake GPU time"; }
+        void begin() override {}
+        AnatomyWindow end() override {
+          const double n = 5;  // decode_tokens below
+          StageAnatomy s;
+          s.stage = "attention";
+          s.calls = n;
+          s.launches = n * (t->mode == "graph" ? 1 : 10);
+          s.graph_launches = t->mode == "graph" ? *s.launches : 0.0;
+          s.host_syncs = n;
+          s.copies_h2d = n;
+          s.copies_d2h = n;
+          s.time_ns = n * 100'000;
+          AnatomyWindow w;
+          w.stages = {s};
+          return w;
+        }
+        std::vector<std::string> modes() const override { return {"graph", "eager"}; }
+        void set_mode(std::string_view m) override { t->mode = std::string(m); }
+        std::optional<bool> graph_captured() const override { return true; }
+      };
+      return std::make_unique<Source>(this);
+    }
+  } target;
+  SuiteOptions o;
+  o.warmup = 0;
+  o.repetitions = 2;
+  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 5}};
+  const auto r = run_decode_anatomy_suite(target, o);
+  // The backend's own mode keeps the plain names; the other is prefixed.
+  const double graph_us = (1'000'000 + 10'000 + 4 * 200'000) / 1e3 / 5, eager_us = (1'000'000 + 10'000 + 4 * 300'000) / 1e3 / 5;
+  CHECK(r.metrics.at("us_per_token").samples[0] == doctest::Approx(graph_us));
+  CHECK(r.metrics.at("eager/us_per_token").samples[0] == doctest::Approx(eager_us));
+  CHECK(r.metrics.at("launches_per_token/attention").samples[0] == 1.0);
+  CHECK(r.metrics.at("eager/launches_per_token/attention").samples[0] == 10.0);
+  CHECK(r.metrics.at("eager/graph_launches_per_token/attention").samples[0] == 0.0);
+  CHECK(r.metrics.at("decode_graph_captured").samples == std::vector<double>{1.0});
+  CHECK(r.metrics.at("decode_graph_captured").kind == atlas::records::MetricKind::counted);
+  CHECK(r.metrics.at("eager/output_fingerprint").samples[0] == r.metrics.at("output_fingerprint").samples[0]);
+  REQUIRE(r.details["extra_tables"].size() == 2);  // the eager table, then the side-by-side one
+  const Table side = table_from_json(r.details["extra_tables"][1]);
+  CHECK(side.header == std::vector<std::string>{"per token", "graph", "eager"});
+  CHECK(side.rows[0][1] == fmt_fixed(graph_us, 2));
+  CHECK(side.rows[0][2] == fmt_fixed(eager_us, 2));
+  CHECK(side.rows[2] == std::vector<std::string>{"kernels", "1.00", "10.00"});
+  CHECK(side.rows[3] == std::vector<std::string>{"of them replayed from a graph", "1.00", "0.00"});
+  CHECK(target.mode == "eager");  // the suite leaves restoring the mode to the source's owner
+}

@@ -20,6 +20,24 @@
 namespace atlas::cli {
 namespace {
 
+/// Each suite's metrics table, then the tables it attached (details "table" and "extra_tables").
+void print_suite_tables(const records::Record& rec, const std::string& format) {
+  const auto printer = suites::make_table_printer(format);
+  for (const auto& [name, s] : rec.suites) {
+    std::cout << "\n";
+    printer->print(suites::metrics_table(s), std::cout);
+    if (s.details.contains("table")) {
+      std::cout << "\n";
+      printer->print(suites::table_from_json(s.details["table"]), std::cout);
+    }
+    if (s.details.contains("extra_tables"))
+      for (const auto& t : s.details["extra_tables"]) {
+        std::cout << "\n";
+        printer->print(suites::table_from_json(t), std::cout);
+      }
+  }
+}
+
 struct RunArgs {
   std::string suite = "all";
   std::string model;
@@ -58,15 +76,7 @@ int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::Suit
   // The API key is never recorded, also when its variable is one of the ATLAS_* ones the
   // environment snapshot keeps.
   if (rec.config["env"].contains(a.api_key_env)) rec.config["env"][a.api_key_env] = "<redacted: --api-key-env>";
-  const auto printer = suites::make_table_printer(a.format);
-  for (const auto& [name, s] : rec.suites) {
-    std::cout << "\n";
-    printer->print(suites::metrics_table(s), std::cout);
-    if (s.details.contains("table")) {
-      std::cout << "\n";
-      printer->print(suites::table_from_json(s.details["table"]), std::cout);
-    }
-  }
+  print_suite_tables(rec, a.format);
   if (!a.no_store) std::cout << "\nrecord: " << records::write_to_store(rec, a.out_dir).string() << "\n";
   if (!rec.valid) {
     std::cerr << "atlas-bench run: the run is invalid: " << rec.invalid_reason << "\n";
@@ -99,15 +109,7 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
   suites::fill_model_provenance(rec, target, data_dir);
   rec.config["env"] = suites::atlas_environment();
 
-  const auto printer = suites::make_table_printer(a.format);
-  for (const auto& [name, s] : rec.suites) {
-    std::cout << "\n";
-    printer->print(suites::metrics_table(s), std::cout);
-    if (s.details.contains("table")) {
-      std::cout << "\n";
-      printer->print(suites::table_from_json(s.details["table"]), std::cout);
-    }
-  }
+  print_suite_tables(rec, a.format);
   if (!a.no_store) {
     const auto path = records::write_to_store(rec, a.out_dir);
     std::cout << "\nrecord: " << path.string() << "\n";
