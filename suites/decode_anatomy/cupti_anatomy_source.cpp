@@ -26,7 +26,10 @@ class CuptiAnatomySource final : public AnatomySource {
     if (!graphs_) return {};
     return {"graph", "eager"};
   }
-  void set_mode(std::string_view mode) override { dec_->set_graphs(mode == "graph"); }
+  void set_mode(std::string_view mode) override {
+    dec_->set_graphs(mode == "graph");
+    attribution_.clear();  // time_basis() describes the current mode's steps
+  }
   std::optional<bool> graph_captured() const override { return graphs_; }
 
   std::string name() const override { return "cupti"; }

@@ -97,6 +97,7 @@ struct ModeTotals {
   double wall_ns = 0;           ///< instrumented wall time, summed
   double tokens = 0;            ///< instrumented tokens, summed
   std::vector<double> plain_us; ///< per-token wall µs of each plain (counters off) run
+  std::string time_basis;       ///< the source's, as it stood after this mode's runs
 };
 
 double median_of(std::vector<double> v) {
@@ -241,6 +242,7 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
         counted("copies_d2h_per_token", s.copies_d2h, "device-to-host copies per generated token");
       }
     }
+    if (source) mt.time_basis = source->time_basis();
     totals.push_back(std::move(mt));
   }
   if (source) {
@@ -265,13 +267,13 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
     r.details["source"] = source->name();
     r.details["instrumented_us_per_token"] = primary.wall_ns / primary.tokens / 1e3;
     r.details["table"] =
-        table_to_json(anatomy_table(primary.window, primary.tokens, primary.wall_ns, title_source, source->time_basis()));
+        table_to_json(anatomy_table(primary.window, primary.tokens, primary.wall_ns, title_source, primary.time_basis));
     nlohmann::json extra = nlohmann::json::array();
     for (std::size_t i = 1; i < totals.size(); ++i) {
       const ModeTotals& m = totals[i];
       if (m.tokens > 0)
         extra.push_back(table_to_json(
-            anatomy_table(m.window, m.tokens, m.wall_ns, source->name() + ", " + m.mode, source->time_basis())));
+            anatomy_table(m.window, m.tokens, m.wall_ns, source->name() + ", " + m.mode, m.time_basis)));
     }
     if (totals.size() > 1) extra.push_back(table_to_json(modes_side_by_side(totals)));
     r.details["extra_tables"] = extra;
