@@ -10,15 +10,12 @@
 #include "common/exit_code.hpp"
 #include "gates/baseline.hpp"
 #include "gates/config.hpp"
-#include "gates/gate_run.hpp"
-#include "gates/monitor_guard.hpp"
-#include "gates/quiet_box.hpp"
 #include "gates/shard.hpp"
 #include "gates/text_printer.hpp"
 #include "records/provenance.hpp"
 #include "records/store.hpp"
 #include "tools/atlas-bench/command.hpp"
-#include "tools/atlas-bench/gate_suites.hpp"
+#include "tools/atlas-bench/gate_command.hpp"
 
 namespace {
 
@@ -27,14 +24,8 @@ using namespace atlas;
 using namespace atlas::gates;
 
 struct Options {
-  std::string gate = "nightly";
-  std::string config;
+  cli::GateCommandOptions common{"nightly"};
   std::string shard = "0/1";
-  cli::EngineChoice engine;
-  bool allow_noisy = false;
-  std::string baselines_dir = "baselines";
-  std::string machine_class;
-  std::string store = ".benchmarks";
 };
 
 // The baseline restricted to the suites this shard runs (the others are another shard's job).
@@ -49,7 +40,8 @@ Baseline slice_of(const Baseline& b, const std::vector<std::string>& suites) {
 }
 
 int run(const Options& o, const cli::GlobalOptions& global) {
-  GateConfig cfg = load_gate_config(gate_config_path(o.gate, o.config, ATLAS_SOURCE_DIR));
+  const cli::GateCommandOptions& c = o.common;
+  GateConfig cfg = load_gate_config(gate_config_path(c.gate, c.config, ATLAS_SOURCE_DIR));
   const std::vector<std::string> all_suites = cfg.suites;
   const Shard shard = parse_shard(o.shard);
   cfg.suites = shard_slice(cfg.suites, shard);
@@ -58,29 +50,23 @@ int run(const Options& o, const cli::GlobalOptions& global) {
     std::cout << "shard " << shard_text << ": no suites in this slice\n";
     return 0;
   }
-  const records::MachineInfo machine = cli::gate_machine(o.engine.backend, o.machine_class);
-  const fs::path baseline_file = baseline_path(o.baselines_dir, machine.machine_class, cfg.gate);
+  const records::MachineInfo machine = cli::gate_machine(c.engine.backend, c.machine_class);
+  const fs::path baseline_file = baseline_path(c.baselines_dir, machine.machine_class, cfg.gate);
   const bool judged = fs::exists(baseline_file);
   const Baseline baseline = judged ? slice_of(load_baseline(baseline_file), cfg.suites) : Baseline{};
 
-  const QuietBoxReport quiet = cli::gate_quiet_box(cfg.quiet_box, o.allow_noisy);
-  cli::GateSuiteRunner runner(o.engine, cli::resolve_data_dir(global), cfg.suite_config, cfg.gate, machine);
-  MonitorAttemptGuard guard(cfg.quiet_box);
-  GateOutcome outcome = run_gate(
-      cfg, baseline, [&runner](int attempt, const std::vector<std::string>& s) { return runner.run(attempt, s); }, &guard);
-  const GateDecision decision = decide(outcome, true, quiet.quiet, o.allow_noisy);
+  cli::JudgedRun run = cli::run_judged(c, cfg, baseline, machine, global);
+  const GateDecision decision = decide(run.outcome, true, run.quiet.quiet, c.allow_noisy);
 
-  records::Record& record = outcome.record;
-  record.gate_or_suite = cfg.gate;
+  records::Record& record = run.outcome.record;
   // Shards of one run must agree on the top-level config for `records merge`, so config holds
   // the whole nightly suite list and the shard's own slice goes with its (per-shard) verdicts.
   record.config["suites"] = all_suites;
   record.verdicts["shard"] = {{"index", shard.index}, {"count", shard.count}, {"suites", cfg.suites}};
-  record.quiet_box = {{"before", to_json(quiet)}, {"during", guard.report()}, {"allow_noisy", o.allow_noisy}};
   record.verdicts["overall"] = judged ? to_string(decision.overall) : "not judged";
   record.verdicts["reasons"] = decision.reasons;
   record.verdicts["baseline_file"] = judged ? baseline_file.string() : "";
-  const fs::path record_file = records::write_to_store(record, o.store);
+  const fs::path record_file = records::write_to_store(record, c.store);
   std::cout << "shard " << shard_text << " ran";
   for (const auto& s : cfg.suites) std::cout << " " << s;
   std::cout << "\nrecord: " << record_file.string() << "\n";
@@ -88,18 +74,8 @@ int run(const Options& o, const cli::GlobalOptions& global) {
     std::cout << "no baseline " << baseline_file.string() << ": recorded, not judged\n";
     return 0;
   }
-  GateReport report;
-  report.gate = cfg.gate + " shard " + shard_text;
-  report.machine_class = machine.machine_class;
-  report.baseline_file = baseline_file.string();
-  report.commit = record.git.commit;
-  report.record_file = record_file.string();
-  report.comparison = outcome.comparison;
-  report.decision = decision;
-  report.box_quiet = quiet.quiet;
-  report.quiet_box_reasons = quiet.reasons;
-  report.attempts = outcome.attempts;
-  TextPrinter{}.print(report, std::cout);
+  TextPrinter{}.print(cli::gate_report(cfg.gate + " shard " + shard_text, machine, baseline_file, record_file, run, decision),
+                      std::cout);
   return to_int(exit_code(decision.overall));
 }
 
@@ -108,21 +84,10 @@ const cli::RegisterCommand kRegister({
     "Run one shard (--shard i/N, 0-based) of the nightly suites and write a shard record",
     [](CLI::App& sub, const cli::GlobalOptions& global) -> std::function<int()> {
       auto o = std::make_shared<Options>();
-      // main.cpp rewrites `atlas-bench --data-dir D --pull-request-gate-check` to
-      // `atlas-bench gate --data-dir D`: top-level options must still reach the top level.
+      // Top-level options (--data-dir) given after the subcommand still reach the top level.
       sub.fallthrough();
       sub.add_option("--shard", o->shard, "Slice i/N of the nightly suite list (0 <= i < N)")->capture_default_str();
-      sub.add_option("--gate", o->gate, "Gate config name")->capture_default_str();
-      sub.add_option("--config", o->config, "Gate config file (overrides --gate)");
-      sub.add_option("--backend", o->engine.backend, "Engine backend")
-          ->check(CLI::IsMember({"cpu", "cuda"}))
-          ->capture_default_str();
-      sub.add_option("--model", o->engine.model, "Model path (default: stories260K from the data directory)");
-      sub.add_flag("--allow-noisy", o->allow_noisy, "Judge even when the box is not quiet");
-      sub.add_option("--baselines-dir", o->baselines_dir, "Folder of <machine-class>/<gate>.BASELINE.json")
-          ->capture_default_str();
-      sub.add_option("--machine-class", o->machine_class, "Machine class naming the baseline folder (default: detected)");
-      sub.add_option("--store", o->store, "Records store")->capture_default_str();
+      cli::add_gate_command_options(sub, o->common);
       return [o, &global] { return run(*o, global); };
     },
 });
