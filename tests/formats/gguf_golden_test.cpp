@@ -10,6 +10,7 @@
 #include "engine/backend.hpp"
 #include "engine/formats/llama2c.hpp"
 #include "engine/session.hpp"
+#include "tests/golden.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas::engine;
@@ -17,16 +18,6 @@ using namespace atlas::engine;
 namespace {
 
 bool bit_equal(std::span<const float> a, std::span<const float> b) { return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size_bytes()) == 0; }
-
-std::vector<nlohmann::json> golden_records() {
-  std::ifstream in(atlas::test::golden_jsonl());
-  REQUIRE_MESSAGE(in, "missing " << atlas::test::golden_jsonl());
-  std::vector<nlohmann::json> out;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -66,25 +57,6 @@ TEST_CASE("load_model on the llama2.c file finds tok512.bin beside it") {
 
 TEST_CASE("golden: stories260K.gguf reproduces every record's prompt_ids and greedy output_ids") {
   Model model = load_model(atlas::test::stories_gguf());
-  REQUIRE(model.tokenizer);
   auto backend = make_backend(model, {});
-  Session session(*backend);
-  const auto records = golden_records();
-  REQUIRE(records.size() >= 8);
-  for (const auto& rec : records) {
-    const std::string id = rec.at("id");
-    CAPTURE(id);
-    const auto prompt_ids = rec.at("prompt_ids").get<std::vector<int>>();
-    CHECK(model.tokenizer->encode(rec.at("prompt").get<std::string>(), true) == prompt_ids);
-    int steps = rec.at("steps").get<int>();
-    if (steps <= 0 || steps > 512) steps = 512;
-    GenerateRequest req;
-    req.prompt_ids = prompt_ids;
-    req.max_new_tokens = steps - static_cast<int>(prompt_ids.size()) + 1;
-    req.stop_ids = {1};  // llama2.c stops on BOS
-    req.reuse_prefix = false;
-    const GenerateResult r = session.generate(req);
-    CHECK(r.output_ids == rec.at("output_ids").get<std::vector<int>>());
-    CHECK(model.tokenizer->decode(r.output_ids, prompt_ids.back()) == rec.at("output_text").get<std::string>());
-  }
+  atlas::test::check_golden_records(model, *backend);
 }

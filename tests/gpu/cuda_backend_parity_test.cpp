@@ -19,6 +19,7 @@
 #include "engine/model.hpp"
 #include "engine/session.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
+#include "tests/golden.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas;
@@ -26,26 +27,9 @@ using namespace atlas::engine;
 
 namespace {
 
-std::vector<nlohmann::json> golden_records() {
-  std::ifstream in(atlas::test::golden_jsonl());
-  REQUIRE_MESSAGE(in, "missing " << atlas::test::golden_jsonl());
-  std::vector<nlohmann::json> out;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
-
 GenerateResult generate_golden(Backend& b, const nlohmann::json& rec) {
   Session session(b);
-  const auto prompt_ids = rec.at("prompt_ids").get<std::vector<int>>();
-  int steps = rec.at("steps").get<int>();
-  if (steps <= 0 || steps > 512) steps = 512;
-  GenerateRequest req;
-  req.prompt_ids = prompt_ids;
-  req.max_new_tokens = steps - static_cast<int>(prompt_ids.size()) + 1;
-  req.stop_ids = {1};
-  req.reuse_prefix = false;
-  return session.generate(req);
+  return atlas::test::generate_golden(session, rec);
 }
 
 }  // namespace
@@ -58,12 +42,12 @@ TEST_CASE("cuda fp32 reproduces every stories260K golden greedy sequence; logits
   co.fp32 = true;
   auto cuda = make_backend(model, co);
   auto cpu = make_backend(model, {});
-  for (const auto& rec : golden_records()) {
+  for (const auto& rec : atlas::test::golden_records()) {
     CAPTURE(rec.at("id").get<std::string>());
     CHECK(generate_golden(*cuda, rec).output_ids == rec.at("output_ids").get<std::vector<int>>());
   }
   // Logits at every position of the first record's sequence (prefill of the prompt, then decode).
-  const auto rec = golden_records().front();
+  const auto rec = atlas::test::golden_records().front();
   auto ids = rec.at("prompt_ids").get<std::vector<int>>();
   const auto out = rec.at("output_ids").get<std::vector<int>>();
   double worst = 0;
@@ -90,7 +74,7 @@ TEST_CASE("cuda bf16 graph replay and eager decode produce identical tokens on s
   auto graph = make_backend(model, o);
   o.decode_graphs = false;
   auto eager = make_backend(model, o);
-  for (const auto& rec : golden_records()) {
+  for (const auto& rec : atlas::test::golden_records()) {
     CAPTURE(rec.at("id").get<std::string>());
     CHECK(generate_golden(*graph, rec).output_ids == generate_golden(*eager, rec).output_ids);
   }
