@@ -2,6 +2,7 @@
 
 #include "gates/compare.hpp"
 #include "gates/error.hpp"
+#include "records/test_hooks.hpp"
 
 namespace atlas::gates {
 namespace {
@@ -15,6 +16,16 @@ BaselineMetric from_record_metric(const records::Metric& m, const GateConfig& cf
   bm.tolerance = default_tolerance(cfg, m.kind);
   bm.samples = m.samples;
   return bm;
+}
+
+/// A record made with a test hook (a planted slowdown) measures the hook, not the code.
+void require_clean(const records::Record& r, const std::string& what) {
+  const auto hooks = records::active_test_hooks(r);
+  if (hooks.empty()) return;
+  std::string list;
+  for (const auto& h : hooks) list += (list.empty() ? "" : ", ") + h;
+  throw GateError(what + ": the record (commit " + r.git.commit + ") was made with a test hook active (" + list +
+                  "); it cannot move a baseline");
 }
 
 void require_reason(const std::string& reason, const std::string& what) {
@@ -49,6 +60,7 @@ void set_frozen(Baseline& b, const std::string& key, bool frozen, const std::str
 
 Baseline init_baseline(const records::Record& r, const GateConfig& cfg, const std::string& machine_class,
                        const ChangeStamp& stamp, const std::string& reason) {
+  require_clean(r, "baseline init");
   Baseline b;
   b.gate = cfg.gate;
   b.machine_class = machine_class;
@@ -65,6 +77,7 @@ Baseline init_baseline(const records::Record& r, const GateConfig& cfg, const st
 }
 
 RatchetResult ratchet(Baseline& b, const records::Record& record, const GateConfig& cfg, const ChangeStamp& stamp) {
+  require_clean(record, "baseline ratchet");
   RatchetResult out;
   const Comparison cmp = compare(b, record, compare_settings(cfg));
   for (const auto& v : cmp.verdicts) {
@@ -96,6 +109,7 @@ RatchetResult ratchet(Baseline& b, const records::Record& record, const GateConf
 
 void accept(Baseline& b, const std::string& key, const records::Record& record, const std::string& reason,
             const GateConfig& cfg, const ChangeStamp& stamp) {
+  require_clean(record, "baseline accept");
   require_reason(reason, "accept");
   split_metric_key(key);
   if (b.frozen) throw GateError("accept " + key + ": the baseline file is frozen; unfreeze it first");

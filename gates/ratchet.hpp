@@ -19,6 +19,10 @@ struct ChangeStamp {
   std::string date;    ///< ISO-8601 UTC (records::utc_now_iso())
 };
 
+/// Every function that moves a baseline from a record throws GateError when the record was made
+/// with a test hook active (records::active_test_hooks: a planted slowdown must never become
+/// the baseline).
+
 /// A fresh baseline from a record: every metric with samples, value = median of its samples,
 /// tolerance = the config's default for its kind, one "init" history entry each.
 Baseline init_baseline(const records::Record& r, const GateConfig& cfg, const std::string& machine_class,

@@ -2,6 +2,7 @@
 
 #include "gates/error.hpp"
 #include "gates/ratchet.hpp"
+#include "records/test_hooks.hpp"
 #include "tests/gates/gate_fixtures.hpp"
 
 using namespace atlas;
@@ -150,4 +151,23 @@ TEST_CASE("init_baseline takes medians, samples and default tolerances from a re
   CHECK(b.metrics.at("ttft/p50").history.at(0).action == HistoryAction::init);
   CHECK(b.machine_class == "cpu-test");
   CHECK(b.gate == "pr");
+}
+
+TEST_CASE("a record made with a test hook (planted slowdown) never moves a baseline") {
+  auto b = test::baseline_with("ttft/p50", test::baseline_metric(100, test::spread(100, 2, 10)));
+  const auto cfg = test::test_config();
+  // Significantly better, but the run carried --inject-decode-delay-us 300: refused, nothing moves.
+  auto r = test::record_with("ttft", "p50", test::metric(test::spread(80, 2, 10)));
+  r.config["target"] = {{"options", {{"backend", {{"inject_decode_delay_us", 300}}}}}};
+  CHECK_THROWS_WITH_AS(ratchet(b, r, cfg, kStamp), doctest::Contains("inject_decode_delay_us=300"), GateError);
+  CHECK(b.metrics["ttft/p50"].value == 100);
+  CHECK_THROWS_WITH_AS(accept(b, "ttft/p50", r, "because", cfg, kStamp), doctest::Contains("test hook"), GateError);
+  CHECK_THROWS_WITH_AS(init_baseline(r, cfg, "cpu-2c-x86_64", kStamp, "first"), doctest::Contains("test hook"),
+                       GateError);
+  // The same run without the hook moves it.
+  r.config["target"]["options"]["backend"]["inject_decode_delay_us"] = 0;
+  CHECK(ratchet(b, r, cfg, kStamp).tightened.size() == 1);
+  // The test-only environment hook counts too.
+  r.config["env"] = {{"ATLAS_CUDA_VETO_LAYER", "3"}};
+  CHECK(records::active_test_hooks(r) == std::vector<std::string>{"ATLAS_CUDA_VETO_LAYER=3"});
 }
