@@ -82,7 +82,8 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
   const FieldReader r(source);
   if (!j.is_object()) r.fail("", "expected an object", j);
   reject_unknown(r, j, "",
-                 {"schema_version", "gate", "description", "suites", "suite_config", "min_samples", "rerun_cap", "alpha", "noise",
+                 {"schema_version", "gate", "description", "suites", "suite_config", "min_samples", "rerun_cap",
+                  "confirm_timed_regressions", "alpha", "noise",
                   "default_tolerance", "target_branch", "quiet_box"});
   const long long version = r.integer(j, "", "schema_version");
   if (version != 1) r.fail("schema_version", "unsupported (this build reads 1)", version);
@@ -103,6 +104,11 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
   if (c.min_samples < 2) r.fail("min_samples", "must be >= 2", c.min_samples);
   if (j.contains("rerun_cap")) c.rerun_cap = static_cast<int>(r.integer(j, "", "rerun_cap"));
   if (c.rerun_cap < 0) r.fail("rerun_cap", "must be >= 0", c.rerun_cap);
+  if (j.contains("confirm_timed_regressions")) {
+    if (!j["confirm_timed_regressions"].is_boolean())
+      r.fail("confirm_timed_regressions", "expected true or false", j["confirm_timed_regressions"]);
+    c.confirm_timed_regressions = j["confirm_timed_regressions"].get<bool>();
+  }
   c.alpha = r.optional_number(j, "", "alpha").value_or(c.alpha);
   if (!(c.alpha > 0 && c.alpha < 1)) r.fail("alpha", "must be in (0, 1)", c.alpha);
   if (j.contains("noise")) {
@@ -152,6 +158,7 @@ nlohmann::json to_json(const GateConfig& c) {
           {"suite_config", c.suite_config},
           {"min_samples", c.min_samples},
           {"rerun_cap", c.rerun_cap},
+          {"confirm_timed_regressions", c.confirm_timed_regressions},
           {"alpha", c.alpha},
           {"noise", {{"confidence", c.noise_confidence}, {"resamples", c.noise_resamples}}},
           {"default_tolerance",

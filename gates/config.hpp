@@ -39,6 +39,10 @@ struct GateConfig {
   std::string suite_config;
   int min_samples = 5;                ///< fewer candidate samples -> needs more samples
   int rerun_cap = 3;                  ///< extra attempts for metrics that need more samples
+  /// A timed regression must reproduce in one fresh run of its suites (judged alone) to stand;
+  /// one that does not becomes "needs more samples" (inconclusive). Drift between runs on a
+  /// shared box is invisible to a noise estimate taken from one run's samples.
+  bool confirm_timed_regressions = true;
   double alpha = 0.01;                ///< Mann-Whitney U significance level
   double noise_confidence = 0.95;     ///< bootstrap CI level for the noise estimate
   int noise_resamples = 2000;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "gates/report.hpp"
+
 namespace atlas::gates {
 namespace {
 
@@ -11,6 +13,14 @@ std::vector<std::string> suites_needing_samples(const Comparison& c) {
   for (const auto& v : c.verdicts) {
     if (v.status == VerdictStatus::needs_more_samples) out.insert(split_metric_key(v.key).first);
   }
+  return {out.begin(), out.end()};
+}
+
+std::vector<std::string> suites_with_timed_regressions(const Comparison& c) {
+  std::set<std::string> out;
+  for (const auto& v : c.verdicts)
+    if (v.status == VerdictStatus::regression && v.kind == records::MetricKind::timed)
+      out.insert(split_metric_key(v.key).first);
   return {out.begin(), out.end()};
 }
 
@@ -91,6 +101,44 @@ GateOutcome run_gate(const GateConfig& cfg, const Baseline& baseline, const RunS
     out.record.verdicts = verdicts_json(out);
     return out;
   }
+  // Confirmation: one fresh run of the suites with timed regressions, judged on its own samples.
+  // A regression it does not reproduce was drift between runs, not evidence: needs more samples.
+  if (cfg.confirm_timed_regressions) {
+    const std::vector<std::string> regressed = suites_with_timed_regressions(out.comparison);
+    if (!regressed.empty()) {
+      const int attempt = static_cast<int>(out.attempts.size());
+      AttemptLog log{attempt, regressed, false, ""};
+      log.confirmation = true;
+      if (guard) guard->begin(attempt);
+      records::Record confirm = run_suites(attempt, regressed);
+      if (guard) {
+        if (auto why = guard->end(attempt)) {
+          log.dropped = true;
+          log.drop_reason = *why;
+          ++out.dropped_attempts;
+        }
+      }
+      out.attempts.push_back(log);
+      if (!log.dropped && confirm.valid) {
+        const Comparison alone = compare(baseline, confirm, settings);
+        for (auto& v : out.comparison.verdicts) {
+          if (v.status != VerdictStatus::regression || v.kind != records::MetricKind::timed) continue;
+          const auto it = std::find_if(alone.verdicts.begin(), alone.verdicts.end(),
+                                       [&](const Verdict& a) { return a.key == v.key; });
+          if (it != alone.verdicts.end() && it->status == VerdictStatus::regression) {
+            v.why += "; reproduced in a fresh confirmation run (median " + format_value(it->candidate_value) + ")";
+          } else {
+            v.status = VerdictStatus::needs_more_samples;
+            v.why += "; not reproduced in a fresh confirmation run (" +
+                     (it == alone.verdicts.end() ? std::string("metric absent") : std::string(to_string(it->status))) +
+                     ", median " + (it == alone.verdicts.end() ? std::string("-") : format_value(it->candidate_value)) +
+                     "): drift between runs, not evidence";
+          }
+        }
+        out.comparison.overall = overall_of(out.comparison.verdicts);
+      }
+    }
+  }
   out.overall = out.comparison.overall;
   if (out.overall == Overall::inconclusive) {
     out.reason = "some metrics still need more samples after " + std::to_string(cfg.rerun_cap) + " reruns";
@@ -127,7 +175,11 @@ GateDecision decide(const GateOutcome& outcome, bool merge_base_ok, bool box_qui
 }
 
 nlohmann::json to_json(const AttemptLog& a) {
-  return {{"attempt", a.attempt}, {"suites", a.suites}, {"dropped", a.dropped}, {"drop_reason", a.drop_reason}};
+  return {{"attempt", a.attempt},
+          {"suites", a.suites},
+          {"dropped", a.dropped},
+          {"drop_reason", a.drop_reason},
+          {"confirmation", a.confirmation}};
 }
 
 }  // namespace atlas::gates

@@ -2,7 +2,9 @@
 // The rerun policy of a gate as a pure loop over a callback: run the gate's suites, compare with
 // the baseline, and while some timed metric needs more samples (too few, or worse beyond the
 // margin but not yet significant: Pinpoint's UNKNOWN), run just those suites again and pool
-// the samples, up to `rerun_cap` extra attempts; then answer. Gates never run a model: the
+// the samples, up to `rerun_cap` extra attempts; then, when timed metrics regressed, run their
+// suites once more and keep only the regressions that fresh run reproduces on its own
+// (GateConfig::confirm_timed_regressions); then answer. Gates never run a model: the
 // caller's callback does (the CLI passes one that runs suites through the suites library; tests
 // pass synthetic records).
 #include <functional>
@@ -40,6 +42,7 @@ struct AttemptLog {
   std::vector<std::string> suites;
   bool dropped = false;
   std::string drop_reason;
+  bool confirmation = false;  ///< the fresh run that must reproduce a timed regression
 };
 
 struct GateOutcome {

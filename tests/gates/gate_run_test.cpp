@@ -64,14 +64,54 @@ TEST_CASE("run_gate: reruns only the suites that need more samples, pooling samp
   std::vector<std::vector<std::string>> asked;
   const auto out = run_gate(test::test_config(), two_suite_baseline(), [&](int attempt, const std::vector<std::string>& s) {
     asked.push_back(s);
-    // 3 samples per attempt: below min_samples (5) on the first attempt, enough after pooling.
+    // 3 samples per attempt: below min_samples (5) on the first attempt, enough after pooling;
+    // the confirmation run (attempt 2) brings 5 of its own.
+    if (attempt == 2) return attempt_record(s, {130, 131, 132, 129, 133});
     return attempt_record(s, attempt == 0 ? std::vector<double>{130, 131, 132} : std::vector<double>{129, 133, 134});
   });
-  REQUIRE(asked.size() == 2);
+  REQUIRE(asked.size() == 3);
   CHECK(asked[0] == std::vector<std::string>{"ttft", "decode-anatomy"});
   CHECK(asked[1] == std::vector<std::string>{"ttft"});
-  CHECK(out.record.suites.at("ttft").metrics.at("p50").samples.size() == 6);
+  CHECK(asked[2] == std::vector<std::string>{"ttft"});  // confirmation of the timed regression
+  CHECK(out.record.suites.at("ttft").metrics.at("p50").samples.size() == 6);  // not pooled
   CHECK(out.overall == Overall::regression);
+}
+
+TEST_CASE("run_gate: a timed regression must reproduce in a fresh confirmation run") {
+  // Slow first run (drift on a shared box), normal confirmation: not evidence -> inconclusive.
+  std::vector<std::vector<std::string>> asked;
+  const auto drift = run_gate(test::test_config(), two_suite_baseline(), [&](int attempt, const std::vector<std::string>& s) {
+    asked.push_back(s);
+    return attempt_record(s, attempt == 0 ? test::spread(130, 2, 10) : test::spread(100, 2, 10));
+  });
+  REQUIRE(asked.size() == 2);
+  CHECK(asked[1] == std::vector<std::string>{"ttft"});
+  CHECK(drift.attempts.back().confirmation);
+  CHECK(drift.overall == Overall::inconclusive);
+  const Verdict& v = drift.comparison.verdicts.front().key == "ttft/p50" ? drift.comparison.verdicts.front()
+                                                                        : drift.comparison.verdicts.back();
+  CHECK(v.key == "ttft/p50");
+  CHECK(v.status == VerdictStatus::needs_more_samples);
+  CHECK(v.why.find("not reproduced") != std::string::npos);
+
+  // Slow both times (a real slowdown, like the planted one): the regression stands.
+  const auto real = run_gate(test::test_config(), two_suite_baseline(), [&](int, const std::vector<std::string>& s) {
+    return attempt_record(s, test::spread(130, 2, 10));
+  });
+  CHECK(real.overall == Overall::regression);
+  CHECK(real.attempts.size() == 2);
+  CHECK(real.record.verdicts["verdicts"].dump().find("reproduced in a fresh confirmation run") != std::string::npos);
+
+  // Switched off: one run decides.
+  auto cfg = test::test_config();
+  cfg.confirm_timed_regressions = false;
+  int calls = 0;
+  const auto off = run_gate(cfg, two_suite_baseline(), [&](int, const std::vector<std::string>& s) {
+    ++calls;
+    return attempt_record(s, test::spread(130, 2, 10));
+  });
+  CHECK(calls == 1);
+  CHECK(off.overall == Overall::regression);
 }
 
 TEST_CASE("run_gate: gives up after the rerun cap and answers inconclusive") {

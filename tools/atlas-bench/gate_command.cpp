@@ -1,6 +1,9 @@
 #include "tools/atlas-bench/gate_command.hpp"
 
+#include <filesystem>
 #include <iostream>
+
+#include "common/error.hpp"
 
 #include "gates/monitor_guard.hpp"
 
@@ -23,6 +26,11 @@ void add_gate_command_options(CLI::App& sub, GateCommandOptions& o) {
 JudgedRun run_judged(const GateCommandOptions& o, const gates::GateConfig& cfg, const gates::Baseline& baseline,
                      const records::MachineInfo& machine, const GlobalOptions& global) {
   JudgedRun j;
+  // A missing model must not cost the settle wait: check the path the runner will open first.
+  const std::string model = o.engine.model.empty() ? default_gate_model(resolve_data_dir(global)) : o.engine.model;
+  if (!std::filesystem::is_regular_file(model))
+    throw atlas::Error(model + ": no such model file (give --model, or --data-dir / ATLAS_DATA_DIR holding " +
+                       "models/stories260K/stories260K.bin)");
   // Before the engine exists: every GPU compute process seen now is foreign.
   j.quiet = gate_quiet_box(cfg.quiet_box, o.allow_noisy);
   for (const auto& why : j.quiet.reasons) std::cerr << "quiet-box: " << why << "\n";

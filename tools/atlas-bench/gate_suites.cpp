@@ -14,6 +14,10 @@
 
 namespace atlas::cli {
 
+std::string default_gate_model(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "models" / "stories260K" / "stories260K.bin").string();
+}
+
 records::MachineInfo gate_machine(const std::string& backend, const std::string& machine_class) {
   records::MachineInfo m = records::collect_machine();
   if (backend == "cuda") {
@@ -34,9 +38,7 @@ GateSuiteRunner::GateSuiteRunner(const EngineChoice& engine, const std::string& 
                                  const std::string& gate, const records::MachineInfo& machine)
     : config_(suites::load_suite_set_config(suite_config)), gate_(gate), machine_(machine) {
   engine::EngineOptions options;
-  options.model = engine.model.empty()
-                      ? (std::filesystem::path(data_dir) / "models" / "stories260K" / "stories260K.bin").string()
-                      : engine.model;
+  options.model = engine.model.empty() ? default_gate_model(data_dir) : engine.model;
   suites::apply_engine_option(options, "backend", engine.backend);
   suites::apply_engine_option(options, "inject_decode_delay_us", std::to_string(engine.inject_decode_delay_us));
   target_ = std::make_unique<suites::EngineTarget>(options);
@@ -64,9 +66,9 @@ records::Record GateSuiteRunner::run(int attempt, const std::vector<std::string>
 
 gates::QuietBoxReport gate_quiet_box(const gates::QuietBoxThresholds& thresholds, bool allow_noisy) {
   if (allow_noisy) return gates::check_quiet_box(thresholds);
-  return gates::settle_quiet_box(thresholds, [](const gates::QuietBoxReport& r) {
-    std::cerr << "quiet-box: waiting for the box to settle (" << (r.reasons.empty() ? std::string("busy") : r.reasons.front())
-              << ")\n";
+  return gates::settle_quiet_box(thresholds, [&thresholds](const gates::QuietBoxReport& r) {
+    std::cerr << "quiet-box: waiting up to " << thresholds.settle_max_s << " s for the box to settle ("
+              << (r.reasons.empty() ? std::string("busy") : r.reasons.front()) << ")\n";
   });
 }
 

@@ -23,6 +23,9 @@ struct EngineChoice {
   int inject_decode_delay_us = 0;   ///< test hook: slows every decode step (gate self-test)
 };
 
+/// The model a gate runs when none is given: stories260K under the data directory.
+std::string default_gate_model(const std::string& data_dir);
+
 /// This machine as a gate sees it: records::collect_machine(), and for the cuda backend the GPU
 /// name, driver and a GPU machine class from NVML ("h200", "h200-x8"); `machine_class` (when
 /// not empty) overrides the class.
