@@ -25,8 +25,14 @@ std::filesystem::path write_temp(const std::filesystem::path& path, std::string_
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create directory " + dir.string() + ": " + ec.message());
   std::random_device rd;
-  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) +
-                              "." + std::to_string(rd()));
+  // Appended piece by piece: GCC 12's -Wrestrict misfires on a chained operator+ here.
+  std::string name = ".";
+  name += path.filename().string();
+  name += ".tmp.";
+  name += std::to_string(::getpid());
+  name += ".";
+  name += std::to_string(rd());
+  const fs::path tmp = dir / name;
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw Error("cannot create " + tmp.string() + ": " + errno_text());
   std::size_t off = 0;

@@ -36,10 +36,6 @@ __device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<const std::uint32_t*>(&v);
 }
-__device__ __forceinline__ std::uint32_t pack2(bf16 lo, bf16 hi) {
-  return static_cast<std::uint32_t>(__bfloat16_as_ushort(lo)) |
-         (static_cast<std::uint32_t>(__bfloat16_as_ushort(hi)) << 16);
-}
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));

@@ -44,6 +44,11 @@ void add_decode_metrics(records::SuiteResult& r, const RequestLatency& lat) {
     metric(r, "decode_tok_s", "tok/s", Better::higher, MetricKind::timed,
            "decode throughput of one request, (n - 1)/(E2E - TTFT)")
         .samples.push_back(*lat.decode_tok_s);
+  } else if (lat.output_tokens >= 2) {
+    // Every token after the first arrived at the same instant (one read over HTTP): the rate is
+    // unbounded, so there is no sample; count it rather than drop it silently.
+    auto& n = r.details["decode_tok_s_undefined_requests"];
+    n = n.is_number() ? n.get<int>() + 1 : 1;
   }
 }
 
