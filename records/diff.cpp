@@ -1,5 +1,7 @@
 #include "records/diff.hpp"
 
+#include "records/test_hooks.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -125,6 +127,14 @@ RecordDiff diff_records(const Record& a, const Record& b, const DiffOptions& opt
   out.a = side_of(a, label_a);
   out.b = side_of(b, label_b);
   out.options = options;
+  for (const auto& [side, rec] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    for (const auto& h : active_test_hooks(*rec))
+      out.warnings.push_back(std::string(side) + " was made with a test hook active (" + h + ")");
+    if (rec->quiet_box.is_null())
+      out.warnings.push_back(std::string(side) + " was not quiet-box checked (`atlas-bench run` does not check the box; " +
+                             "gate runs do): timed differences may be other load");
+  }
+  if (label_a == label_b) out.warnings.push_back("A and B are the same record (" + label_a + ")");
   std::set<std::pair<std::string, std::string>> keys;
   for (const Record* r : {&a, &b}) {
     for (const auto& [sname, s] : r->suites) {

@@ -52,6 +52,9 @@ struct RecordDiff {
   DiffSide a, b;
   DiffOptions options;
   std::vector<MetricDiff> metrics;  ///< sorted by (suite, metric)
+  /// Caveats a reader needs before trusting the table: a side made with a test hook, a side
+  /// whose box was never quiet-checked, both sides the same record.
+  std::vector<std::string> warnings;
   /// Counts of each Change, for summaries.
   int count(Change c) const;
 };

@@ -46,7 +46,8 @@ class JsonPrinter final : public DiffPrinter {
                     {"b", side(d.b)},
                     {"options", {{"alpha", d.options.alpha}, {"threshold_pct", d.options.threshold_pct}}},
                     {"metrics", std::move(metrics)},
-                    {"counts", std::move(counts)}};
+                    {"counts", std::move(counts)},
+                    {"warnings", d.warnings}};
     out << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   }
 };

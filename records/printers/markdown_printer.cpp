@@ -26,6 +26,7 @@ class MarkdownPrinter final : public DiffPrinter {
           << cell(s->machine_class) << " | " << cell(s->gate_or_suite) << " | " << cell(s->start_utc)
           << (s->valid ? "" : " (INVALID)") << " |\n";
     }
+    for (const auto& w : d.warnings) out << "\n> **warning:** " << cell(w) << "\n";
     out << "\n| suite | metric | unit | A p50 | B p50 | delta | p | n A/B | change |\n"
            "|---|---|---|--:|--:|--:|--:|--:|---|\n";
     for (const auto& m : d.metrics) {

@@ -16,6 +16,7 @@ class TextPrinter final : public DiffPrinter {
       out << (s == &d.a ? "A: " : "B: ") << s->label << "\n   " << printers::commit(*s) << "  " << s->machine_class
           << "  " << s->gate_or_suite << "  " << s->start_utc << (s->valid ? "" : "  INVALID") << "\n";
     }
+    for (const auto& w : d.warnings) out << "warning: " << w << "\n";
     constexpr std::size_t kCols = 9;
     using Row = std::array<std::string, kCols>;
     std::vector<Row> rows;

@@ -152,3 +152,26 @@ TEST_CASE("diff printers: text, md, json") {
 
   CHECK_THROWS_WITH_AS(atlas::records::make_diff_printer("csv"), doctest::Contains("\"csv\""), atlas::records::RecordError);
 }
+
+TEST_CASE("diff warns about a side made with a test hook, an unchecked box, and A == B; every printer shows it") {
+  atlas::records::Record a, b;
+  a.suites["ttft"].metrics["m"] = timed_metric({1, 2, 3});
+  b.suites["ttft"].metrics["m"] = timed_metric({1, 2, 3});
+  a.quiet_box = {{"before", {{"quiet", true}}}};
+  b.quiet_box = {{"before", {{"quiet", true}}}};
+  b.config["target"] = {{"options", {{"backend", {{"inject_decode_delay_us", 300}}}}}};
+  auto r = atlas::records::diff_records(a, b, {}, "a.json", "b.json");
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0] == "B was made with a test hook active (inject_decode_delay_us=300)");
+  b.config = nlohmann::json::object();
+  b.quiet_box = nullptr;
+  r = atlas::records::diff_records(a, b, {}, "same.json", "same.json");
+  REQUIRE(r.warnings.size() == 2);
+  CHECK(r.warnings[0].rfind("B was not quiet-box checked", 0) == 0);
+  CHECK(r.warnings[1] == "A and B are the same record (same.json)");
+  for (const char* format : {"text", "md", "json"}) {
+    std::ostringstream out;
+    atlas::records::make_diff_printer(format)->print(r, out);
+    CHECK_MESSAGE(out.str().find("A and B are the same record") != std::string::npos, format);
+  }
+}

@@ -3,14 +3,12 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <tuple>
 
 #include "common/exit_code.hpp"
 #include "records/diff.hpp"
 #include "records/printers/diff_printer.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
-#include "records/test_hooks.hpp"
 #include "tools/atlas-bench/command.hpp"
 
 namespace atlas::cli {
@@ -49,16 +47,8 @@ const RegisterCommand kDiff{{
         const auto pa = records::resolve_record(args->a, args->store, args->gate, cwd);
         const auto pb = records::resolve_record(args->b, args->store, args->gate, cwd);
         const records::Record ra = records::read_record(pa), rb = records::read_record(pb);
-        // Caveats go to stderr: they qualify the table without changing its format.
-        if (std::filesystem::equivalent(pa, pb)) std::cerr << "diff: A and B are the same record (" << pa.string() << ")\n";
-        for (const auto& [side, path, rec] : {std::tuple{"A", pa, &ra}, std::tuple{"B", pb, &rb}}) {
-          for (const auto& h : records::active_test_hooks(*rec))
-            std::cerr << "diff: " << side << " (" << path.string() << ") was made with a test hook active: " << h << "\n";
-          if (rec->quiet_box.is_null())
-            std::cerr << "diff: " << side << " was not quiet-box checked (atlas-bench run does not check the box; "
-                      << "gate runs do): timed differences may be noise from other load\n";
-        }
-        const auto diff = records::diff_records(ra, rb, args->options, pa.string(), pb.string());
+        const auto diff = records::diff_records(ra, rb, args->options, std::filesystem::weakly_canonical(pa).string(),
+                                                std::filesystem::weakly_canonical(pb).string());
         records::make_diff_printer(args->format)->print(diff, std::cout);
         return to_int(ExitCode::pass);
       };
