@@ -138,7 +138,8 @@ MergeBaseReport check_merge_base(const std::filesystem::path& baselines_dir, con
   }
   const auto top = git(dir, {"rev-parse", "--show-toplevel"});
   if (top.exit_status != 0) {
-    report.skipped_reason = "not a git checkout: " + trim(top.err);
+    report.skipped_reason = "the baselines directory " + dir.string() +
+                            " is not inside a git checkout, so its history cannot be checked (" + trim(top.err) + ")";
     return report;
   }
   const fs::path root = fs::canonical(trim(top.out));

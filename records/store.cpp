@@ -151,13 +151,17 @@ fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const
   };
 
   auto hits = matching(arg);
+  std::optional<std::string> resolved;
   if (hits.empty() && repo_dir) {
-    if (const auto sha = git_rev_parse(*repo_dir, arg)) hits = matching(*sha);
+    resolved = git_rev_parse(*repo_dir, arg);
+    if (resolved) hits = matching(*resolved);
   }
   const std::string scope = gate_or_suite.empty() ? "" : " (gate or suite \"" + gate_or_suite + "\")";
   if (hits.empty()) {
-    throw RecordError("no record matches \"" + arg + "\": not a file, and no " + (store_dir / "*" / (arg + "*")).string() +
-                      "/ directory holds a record" + scope);
+    const std::string name = resolved ? *resolved : arg;
+    throw RecordError("no record matches \"" + arg + "\"" + (resolved ? " (commit " + *resolved + ")" : "") +
+                      ": not a file, and no " + (store_dir / "*" / (name + "*")).string() + "/ directory holds a record" +
+                      scope + "; run a suite or gate at that commit first");
   }
   std::set<std::string> commits;
   for (const auto& h : hits) commits.insert(h.commit);

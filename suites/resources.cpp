@@ -18,7 +18,10 @@ std::filesystem::path resolve_resource(std::string_view name, std::string_view s
   std::filesystem::path in_dir = suites_resource_dir() / subdir / direct;
   if (in_dir.extension() != ".json") in_dir += ".json";
   if (std::filesystem::is_regular_file(in_dir)) return in_dir;
-  throw SuiteError("cannot find '" + std::string(name) + "': not a file, and " + in_dir.string() + " does not exist");
+  throw SuiteError("cannot find '" + std::string(name) + "': no such file" +
+                   (direct.has_parent_path() || direct.extension() == ".json"
+                        ? std::string()
+                        : ", and no bundled config " + in_dir.string()));
 }
 
 }  // namespace atlas::suites

@@ -183,6 +183,22 @@ std::filesystem::path find_tokenizer(const std::filesystem::path& model, const s
 
 }  // namespace
 
+std::optional<std::uintmax_t> llama2c_legacy_expected_size(const std::filesystem::path& model) {
+  try {
+    std::ifstream in(model, std::ios::binary);
+    std::vector<char> head(kLegacyHeaderBytes);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    if (static_cast<std::size_t>(in.gcount()) < kLegacyHeaderBytes) return std::nullopt;
+    const Header h = parse_header(model.string(), head);
+    const Shapes s = shapes_of(h);
+    const std::size_t floats = s.emb + 2 * s.norm + s.wq + 2 * s.wkv + s.wo + 3 * s.w_ffn + s.final_norm + 2 * s.rope_table +
+                               (h.shared ? 0 : s.emb);
+    return kLegacyHeaderBytes + 4 * floats;
+  } catch (const EngineError&) {
+    return std::nullopt;
+  }
+}
+
 bool looks_like_llama2c(const std::filesystem::path& model) {
   try {
     std::ifstream in(model, std::ios::binary);

@@ -10,7 +10,9 @@
 //   Version 2 stores the norms as float32, then each matrix (token_embedding, wq, wk, wv, wo,
 //   w1, w2, w3 [, wcls]) as int8 values followed by float32 scales, one per group_size values
 //   (Q8_0: w = q * scale); it is dequantized to float32 on load.
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include "engine/model.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
@@ -24,6 +26,11 @@ namespace atlas::engine {
 /// a non-positive or inconsistent header field, an unknown version, a bad group size.
 Model load_llama2c(const std::filesystem::path& model, const std::filesystem::path& tokenizer = {},
                    const LoadOptions& opts = {});
+
+/// Bytes a legacy (headerless-magic) llama2.c checkpoint with this file's first 28 bytes must
+/// have, when those bytes parse as a plausible header; nothing otherwise. Lets a loader tell a
+/// truncated checkpoint from a file of another kind.
+std::optional<std::uintmax_t> llama2c_legacy_expected_size(const std::filesystem::path& model);
 
 /// True when the file starts like a llama2.c checkpoint we can parse (the ak42 magic, or a
 /// plausible legacy header whose implied size equals the file size).

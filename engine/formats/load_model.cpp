@@ -66,6 +66,9 @@ Model load_model(const std::filesystem::path& path, const LoadOptions& opts) {
     m = load_llama2c(path, tok, opts);
     m.source.format = "llama2c";
     if (!tok.empty()) m.source.metadata.emplace("tokenizer", tok.string());
+  } else if (const auto want = llama2c_legacy_expected_size(path); want && *want > std::filesystem::file_size(path)) {
+    throw EngineError(s + ": truncated llama2.c checkpoint? its header implies " + std::to_string(*want) +
+                      " bytes, the file has " + std::to_string(std::filesystem::file_size(path)));
   } else {
     throw EngineError(s + ": not a model file: no \"GGUF\" magic, and no llama2.c header (ak42 magic, or a legacy header matching the file size)");
   }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backend.hpp"
+#include "engine/error.hpp"
 #include "engine/formats/llama2c.hpp"
 #include "engine/session.hpp"
 #include "tests/golden.hpp"
@@ -59,4 +60,19 @@ TEST_CASE("golden: stories260K.gguf reproduces every record's prompt_ids and gre
   Model model = load_model(atlas::test::stories_gguf());
   auto backend = make_backend(model, {});
   atlas::test::check_golden_records(model, *backend);
+}
+
+TEST_CASE("a truncated llama2.c checkpoint is named as such, with the sizes") {
+  const auto dir = atlas::test::scratch_dir("truncated_llama2c");
+  const auto cut = dir / "stories260K.bin";
+  {
+    std::ifstream in(atlas::test::stories_bin(), std::ios::binary);
+    std::vector<char> head(500'000);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(cut, std::ios::binary).write(head.data(), in.gcount());
+  }
+  const auto full = std::filesystem::file_size(atlas::test::stories_bin());
+  const std::string want =
+      "truncated llama2.c checkpoint? its header implies " + std::to_string(full) + " bytes, the file has 500000";
+  CHECK_THROWS_WITH_AS(load_model(cut), doctest::Contains(want.c_str()), EngineError);
 }
