@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -24,10 +25,21 @@ inline std::string no_gpu_reason() {
   return {};
 }
 
+/// Prints the skip reason on stderr once per process (ctest marks the test Skipped on it:
+/// tests/CMakeLists.txt, SKIP_REGULAR_EXPRESSION) and in the test's MESSAGE.
+inline void announce_skip(const std::string& why) {
+  static const bool once = [&] {
+    std::fprintf(stderr, "atlas_tests_gpu: skipped: %s\n", why.c_str());
+    return true;
+  }();
+  (void)once;
+}
+
 #define ATLAS_REQUIRE_GPU()                                                   \
   do {                                                                        \
     const std::string why_ = ::atlas::test::gpu::no_gpu_reason();             \
     if (!why_.empty()) {                                                      \
+      ::atlas::test::gpu::announce_skip(why_);                                \
       MESSAGE("skipped: " << why_);                                           \
       return;                                                                 \
     }                                                                         \

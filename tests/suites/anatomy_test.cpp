@@ -201,3 +201,19 @@ TEST_CASE("decode-anatomy suite measures every mode a source offers, side by sid
   CHECK(side.rows[3] == std::vector<std::string>{"of them replayed from a graph", "1.00", "0.00"});
   CHECK(target.mode == "eager");  // the suite leaves restoring the mode to the source's owner
 }
+
+#ifdef ATLAS_HAVE_CUDA
+// CUPTI kernel names (no device needed: name handling only).
+#include "suites/decode_anatomy/cupti_tracer.hpp"
+
+TEST_CASE("short kernel names: demangled, no namespaces or parameters; casts inside template arguments kept") {
+  using atlas::suites::short_kernel_name;
+  CHECK(short_kernel_name("_ZN5atlas7kernels49_GLOBAL__N__8136a72a_16_flash_prefill_cu_0b3d2a6520flash_prefill_"
+                          "kernelILi128EEEvNS0_16FlashPrefillArgsE") == "flash_prefill_kernel<128>");
+  // The first '(' is inside the template arguments: cutting there merged every GEMV variant.
+  CHECK(short_kernel_name("_ZN5atlas7kernels12_GLOBAL__N_117gemv_async_kernelIfLNS0_9GemvInputE1ELi2EEEvPKT_i") ==
+        "gemv_async_kernel<float, (atlas::kernels::GemvInput)1, 2>");
+  CHECK(short_kernel_name("nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_TNT") ==
+        "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_TNT");
+}
+#endif  // ATLAS_HAVE_CUDA
