@@ -4,27 +4,49 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "kernels/check.hpp"
 
 namespace atlas::engine::cuda {
 
-class DeviceBuffer {
+/// Device memory (cudaMalloc / cudaFree).
+struct DeviceMemory {
+  static constexpr const char* kAlloc = "cudaMalloc";
+  static cudaError_t alloc(void** p, std::size_t n) { return cudaMalloc(p, n); }
+  static void release(void* p) { cudaFree(p); }
+};
+/// Page-locked host memory (cudaMallocHost / cudaFreeHost).
+struct PinnedMemory {
+  static constexpr const char* kAlloc = "cudaMallocHost";
+  static cudaError_t alloc(void** p, std::size_t n) { return cudaMallocHost(p, n); }
+  static void release(void* p) { cudaFreeHost(p); }
+};
+
+/// One allocation of `Memory` kind: move-only, released on destruction. Throws KernelError
+/// naming the call and the size when the allocation fails.
+template <typename Memory>
+class CudaAllocation {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    if (bytes_ > 0) ATLAS_CUDA_CHECK(cudaMalloc(&ptr_, bytes_));
+  CudaAllocation() = default;
+  explicit CudaAllocation(std::size_t bytes) : bytes_(bytes) {
+    if (bytes_ == 0) return;
+    if (const cudaError_t e = Memory::alloc(&ptr_, bytes_); e != cudaSuccess) {
+      ptr_ = nullptr;
+      kernels::throw_cuda(e, (std::string(Memory::kAlloc) + " of " + std::to_string(bytes_) + " bytes").c_str(),
+                          __FILE__, __LINE__);
+    }
   }
-  ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+  ~CudaAllocation() { if (ptr_) Memory::release(ptr_); }
+  CudaAllocation(CudaAllocation&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  CudaAllocation& operator=(CudaAllocation&& o) noexcept {
     std::swap(ptr_, o.ptr_);
     std::swap(bytes_, o.bytes_);
     return *this;
   }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  CudaAllocation(const CudaAllocation&) = delete;
+  CudaAllocation& operator=(const CudaAllocation&) = delete;
 
   void* get() const { return ptr_; }
   template <typename T> T* as() const { return static_cast<T*>(ptr_); }
@@ -35,31 +57,9 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-/// Page-locked host memory: the only kind a copy in steady-state decode touches.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
-    if (bytes_ > 0) ATLAS_CUDA_CHECK(cudaMallocHost(&ptr_, bytes_));
-  }
-  ~PinnedBuffer() { if (ptr_) cudaFreeHost(ptr_); }
-  PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-
-  void* get() const { return ptr_; }
-  template <typename T> T* as() const { return static_cast<T*>(ptr_); }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+using DeviceBuffer = CudaAllocation<DeviceMemory>;
+/// The only kind of host memory a copy in steady-state decode touches.
+using PinnedBuffer = CudaAllocation<PinnedMemory>;
 
 /// Hands out 256-byte-aligned slices of one device allocation: the memory plan made concrete.
 /// A counting arena (default-constructed) allocates nothing and only sums the sizes, so the
