@@ -102,13 +102,15 @@ GateOutcome run_gate(const GateConfig& cfg, const Baseline& baseline, const RunS
     return out;
   }
   // Confirmation: one fresh run of the suites with timed regressions, judged on its own samples.
-  // A regression it does not reproduce was drift between runs, not evidence: needs more samples.
+  // A regression it contradicts (same or better there) was drift between runs, not evidence:
+  // needs more samples. A run too small to decide, a dropped run or a lost metric leaves the
+  // regression standing; a failed run, or an exact metric that regresses in it, fails the gate.
+  bool downgraded = false;
   if (cfg.confirm_timed_regressions) {
     const std::vector<std::string> regressed = suites_with_timed_regressions(out.comparison);
     if (!regressed.empty()) {
       const int attempt = static_cast<int>(out.attempts.size());
-      AttemptLog log{attempt, regressed, false, ""};
-      log.confirmation = true;
+      AttemptLog log{attempt, regressed, false, "", true};
       if (guard) guard->begin(attempt);
       records::Record confirm = run_suites(attempt, regressed);
       if (guard) {
@@ -119,29 +121,58 @@ GateOutcome run_gate(const GateConfig& cfg, const Baseline& baseline, const RunS
         }
       }
       out.attempts.push_back(log);
-      if (!log.dropped && confirm.valid) {
-        const Comparison alone = compare(baseline, confirm, settings);
-        for (auto& v : out.comparison.verdicts) {
-          if (v.status != VerdictStatus::regression || v.kind != records::MetricKind::timed) continue;
-          const auto it = std::find_if(alone.verdicts.begin(), alone.verdicts.end(),
-                                       [&](const Verdict& a) { return a.key == v.key; });
-          if (it != alone.verdicts.end() && it->status == VerdictStatus::regression) {
-            v.why += "; reproduced in a fresh confirmation run (median " + format_value(it->candidate_value) + ")";
-          } else {
-            v.status = VerdictStatus::needs_more_samples;
-            v.why += "; not reproduced in a fresh confirmation run (" +
-                     (it == alone.verdicts.end() ? std::string("metric absent") : std::string(to_string(it->status))) +
-                     ", median " + (it == alone.verdicts.end() ? std::string("-") : format_value(it->candidate_value)) +
-                     "): drift between runs, not evidence";
-          }
-        }
-        out.comparison.overall = overall_of(out.comparison.verdicts);
+      if (!confirm.valid && !log.dropped) {
+        out.overall = Overall::regression;
+        out.reason = "the confirmation run failed: " + confirm.invalid_reason;
+        out.record.verdicts = verdicts_json(out);
+        return out;
       }
+      // Judged against the baseline of the confirmed suites only (the others did not run).
+      Baseline confirmed = baseline;
+      std::erase_if(confirmed.metrics, [&](const auto& kv) {
+        return std::find(regressed.begin(), regressed.end(), split_metric_key(kv.first).first) == regressed.end();
+      });
+      const Comparison alone = log.dropped ? Comparison{} : compare(confirmed, confirm, settings);
+      auto in_alone = [&](const std::string& key) -> const Verdict* {
+        const auto it = std::find_if(alone.verdicts.begin(), alone.verdicts.end(),
+                                     [&](const Verdict& a) { return a.key == key; });
+        return it == alone.verdicts.end() ? nullptr : &*it;
+      };
+      for (auto& v : out.comparison.verdicts) {
+        if (v.status != VerdictStatus::regression || v.kind != records::MetricKind::timed) continue;
+        if (log.dropped) {
+          v.why += "; unconfirmed: the confirmation run was dropped (" + log.drop_reason + ")";
+          continue;
+        }
+        const Verdict* a = in_alone(v.key);
+        if (a != nullptr && (a->status == VerdictStatus::same || a->status == VerdictStatus::improved)) {
+          v.status = VerdictStatus::needs_more_samples;
+          v.why += "; not reproduced in a fresh confirmation run (" + std::string(to_string(a->status)) + ", median " +
+                   format_value(a->candidate_value) + "): drift between runs, not evidence";
+          downgraded = true;
+        } else {
+          v.why += "; confirmation run: " + (a == nullptr ? std::string("not run") : std::string(to_string(a->status))) +
+                   (a != nullptr && a->candidate_value ? ", median " + format_value(a->candidate_value) : std::string());
+        }
+      }
+      // Exact metrics of the confirmed suites must hold in the fresh run too.
+      for (const auto& a : alone.verdicts) {
+        const bool fails = a.status == VerdictStatus::regression || a.status == VerdictStatus::missing ||
+                           a.status == VerdictStatus::incomparable;
+        if (!fails || a.kind == records::MetricKind::timed) continue;
+        for (auto& v : out.comparison.verdicts) {
+          if (v.key != a.key || v.status == a.status) continue;
+          v.status = a.status;
+          v.why = "in the confirmation run: " + a.why;
+        }
+      }
+      out.comparison.overall = overall_of(out.comparison.verdicts);
     }
   }
   out.overall = out.comparison.overall;
   if (out.overall == Overall::inconclusive) {
-    out.reason = "some metrics still need more samples after " + std::to_string(cfg.rerun_cap) + " reruns";
+    out.reason = downgraded ? "a timed regression was not reproduced by the confirmation run"
+                            : "some metrics still need more samples after " + std::to_string(cfg.rerun_cap) + " reruns";
   }
   out.record.verdicts = verdicts_json(out);
   return out;

@@ -19,7 +19,8 @@ std::vector<std::string> active_test_hooks(const Record& r) {
     for (const char* name : {"ATLAS_CUDA_VETO_LAYER"}) {
       if (r.config["env"].contains(name)) {
         const auto& v = r.config["env"][name];
-        hooks.push_back(std::string(name) + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+        const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+        if (!text.empty()) hooks.push_back(std::string(name) + "=" + text);  // empty: the engine ignores it
       }
     }
   }

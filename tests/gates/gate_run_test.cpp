@@ -100,7 +100,24 @@ TEST_CASE("run_gate: a timed regression must reproduce in a fresh confirmation r
   });
   CHECK(real.overall == Overall::regression);
   CHECK(real.attempts.size() == 2);
-  CHECK(real.record.verdicts["verdicts"].dump().find("reproduced in a fresh confirmation run") != std::string::npos);
+  CHECK(real.record.verdicts["verdicts"].dump().find("confirmation run: regression, median") != std::string::npos);
+
+  // A confirmation too small to decide (2 samples < min_samples) does not excuse the regression.
+  const auto small = run_gate(test::test_config(), two_suite_baseline(), [&](int attempt, const std::vector<std::string>& s) {
+    return attempt_record(s, attempt == 0 ? test::spread(130, 2, 10) : std::vector<double>{100, 101});
+  });
+  CHECK(small.overall == Overall::regression);
+
+  // A confirmation run that fails is a failed gate, with its reason.
+  const auto crashed = run_gate(test::test_config(), two_suite_baseline(), [&](int attempt, const std::vector<std::string>& s) {
+    if (attempt == 0) return attempt_record(s, test::spread(130, 2, 10));
+    records::Record r;
+    r.valid = false;
+    r.invalid_reason = "engine crashed";
+    return r;
+  });
+  CHECK(crashed.overall == Overall::regression);
+  CHECK(crashed.reason == "the confirmation run failed: engine crashed");
 
   // Switched off: one run decides.
   auto cfg = test::test_config();

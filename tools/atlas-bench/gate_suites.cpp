@@ -10,6 +10,7 @@
 #include "records/provenance.hpp"
 #include "suites/engine_target.hpp"
 #include "suites/progress.hpp"
+#include "suites/record_provenance.hpp"
 #include "suites/runner.hpp"
 
 namespace atlas::cli {
@@ -50,7 +51,11 @@ GateSuiteRunner::~GateSuiteRunner() = default;
 
 records::Record GateSuiteRunner::run(int attempt, const std::vector<std::string>& suites) {
   auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
-  if (attempt > 0) std::cerr << "rerun " << attempt << ": " << suites.size() << " suite(s) need more samples\n";
+  if (attempt > 0) {
+    std::cerr << "attempt " << attempt + 1 << " (rerun or confirmation):";
+    for (const auto& s : suites) std::cerr << " " << s;
+    std::cerr << "\n";
+  }
   suites::SuiteSetRequest req;
   req.suites = suites;
   req.config = config_;
@@ -61,6 +66,7 @@ records::Record GateSuiteRunner::run(int attempt, const std::vector<std::string>
   r.build = records::build_info();
   r.machine = machine_;
   r.model = model_;
+  r.config["env"] = suites::atlas_environment();  // test hooks set there must reach the record
   return r;
 }
 
