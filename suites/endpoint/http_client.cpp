@@ -51,12 +51,17 @@ int on_socket_close(void* user, curl_socket_t fd) {
   return ::close(fd);
 }
 
-/// What waits on the client's connections (a transfer uses one; idle ones have nothing): the
-/// byte count and the kernel receive time of the newest, 0 when any waiting bytes lack one.
-PendingBytes peek_connections(Connections& h) {
+/// What waits on the transfer's connection (`active`, when curl names it; else on every
+/// connection the client holds): the byte count and the kernel receive time of the newest, 0
+/// when any waiting bytes lack one. Only the active socket counts when known: bytes waiting on
+/// an idle keep-alive connection must not inflate what the transfer's reads may be stamped with.
+PendingBytes peek_connections(Connections& h, curl_socket_t active) {
   PendingBytes all;
   bool timed = true;
+  const bool known = active != CURL_SOCKET_BAD &&
+                     std::find(h.sockets.begin(), h.sockets.end(), active) != h.sockets.end();
   for (curl_socket_t fd : h.sockets) {
+    if (known && fd != active) continue;
     const PendingBytes p = peek_pending(fd, h.peek_scratch);
     if (p.bytes == 0) continue;
     all.bytes += p.bytes;
@@ -254,7 +259,9 @@ HttpResponse HttpClient::perform(const HttpRequest& req, const OnBody& on_body) 
     wait_ns = std::min(wait_ns, res.t_sent_ns + total_ns - now);
     const int wait_ms = static_cast<int>(std::clamp<std::int64_t>((wait_ns + 999'999) / 1'000'000, 1, 1000));
     curl_multi_poll(h_->multi, nullptr, 0, wait_ms, nullptr);
-    t.peeked = peek_connections(h_->connections);  // right before curl reads what woke the poll
+    curl_socket_t active = CURL_SOCKET_BAD;
+    if (curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &active) != CURLE_OK) active = CURL_SOCKET_BAD;
+    t.peeked = peek_connections(h_->connections, active);  // right before curl reads what woke the poll
     t.read_since_peek = 0;
   }
   res.t_end_ns = atlas::now_ns();
