@@ -200,21 +200,12 @@ std::optional<std::uintmax_t> llama2c_legacy_expected_size(const std::filesystem
 }
 
 bool looks_like_llama2c(const std::filesystem::path& model) {
-  try {
-    std::ifstream in(model, std::ios::binary);
-    std::vector<char> head(kVersionedHeaderBytes);
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    if (head.size() >= 4 && load_at<std::uint32_t>(head, 0) == kMagic) return true;
-    if (head.size() < kLegacyHeaderBytes) return false;
-    const Header h = parse_header(model.string(), head);
-    const Shapes s = shapes_of(h);
-    const std::size_t floats = s.emb + 2 * s.norm + s.wq + 2 * s.wkv + s.wo + 3 * s.w_ffn + s.final_norm + 2 * s.rope_table +
-                               (h.shared ? 0 : s.emb);
-    return kLegacyHeaderBytes + 4 * floats == std::filesystem::file_size(model);
-  } catch (const EngineError&) {
-    return false;
-  }
+  std::ifstream in(model, std::ios::binary);
+  std::vector<char> magic(4);
+  in.read(magic.data(), 4);
+  if (in.gcount() == 4 && load_at<std::uint32_t>(magic, 0) == kMagic) return true;
+  const auto want = llama2c_legacy_expected_size(model);
+  return want && *want == std::filesystem::file_size(model);
 }
 
 Model load_llama2c(const std::filesystem::path& path, const std::filesystem::path& tokenizer, const LoadOptions& opts) {
