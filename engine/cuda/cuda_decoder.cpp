@@ -257,7 +257,7 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, Dev
 // ---------------------------------------------------------------------------------------------
 // Decode
 
-void CudaDecoder::enqueue_step(int bucket, bool eager) {
+std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, bool eager) {
   const ModelConfig& c = w_.config;
   const DType wt = opts_.wtype;
   cudaStream_t s = stream_;
@@ -350,7 +350,7 @@ void CudaDecoder::enqueue_step(int bucket, bool eager) {
   }
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), token_out_d_, sizeof(int), cudaMemcpyDeviceToHost, s));
   step_stages_ = std::move(stages);
-  if (!eager) capture_nodes_ = std::move(nodes);
+  return nodes;
 }
 
 int CudaDecoder::decode(int token, int pos, bool want_logits) {
@@ -367,7 +367,7 @@ int CudaDecoder::decode(int token, int pos, bool want_logits) {
       Captured cap;
       ATLAS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
       try {
-        enqueue_step(bucket, false);
+        cap.kernels = enqueue_step(bucket, false);
       } catch (...) {
         cudaGraph_t g = nullptr;
         cudaStreamEndCapture(stream_, &g);
@@ -375,7 +375,6 @@ int CudaDecoder::decode(int token, int pos, bool want_logits) {
         throw;
       }
       ATLAS_CUDA_CHECK(cudaStreamEndCapture(stream_, &cap.graph));
-      cap.kernels = std::move(capture_nodes_);
       try {
         instantiate(cap);
       } catch (...) {

@@ -141,7 +141,8 @@ class CudaDecoder {
   void layout(const ModelConfig& c, Arena& arena);
   int decode(int token, int pos, bool want_logits);
   void prefill(std::span<const int> tokens, int pos, bool want_logits);
-  void enqueue_step(int bucket, bool eager);
+  /// Enqueues one decode step; while capturing (not eager) returns its kernel nodes and stages.
+  std::vector<GraphKernelNode> enqueue_step(int bucket, bool eager);
   void instantiate(Captured& cap);
   void gemm(const void* w, int rows, int k, int ldw, const void* x, int ldx, int n, void* y, int ldy,
             bool y_is_weight_type, float beta);
@@ -187,7 +188,6 @@ class CudaDecoder {
 
   std::map<int, Captured> graphs_;
   std::vector<Stage> step_stages_;
-  std::vector<GraphKernelNode> capture_nodes_;  ///< filled by enqueue_step while capturing
   DecodeCounters counters_;
   std::function<void(bool)> observer_;
 };
