@@ -2,10 +2,12 @@
 
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
+#include "kernels/attention_decode_cluster.hpp"
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
@@ -407,8 +409,37 @@ std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, DType 
          sizeof(float);
 }
 
+/// ATLAS_ATTN_KERNEL=split selects the split-K kernel where the cluster kernel would apply.
+static bool cluster_kernel(DType wtype, int group, int head_dim) {
+  static const bool forced_split = [] {
+    const char* e = std::getenv("ATLAS_ATTN_KERNEL");
+    return e != nullptr && std::string(e) == "split";
+  }();
+  return !forced_split && attention_decode_cluster_supported(wtype, group, head_dim);
+}
+
+int attention_decode_splits(DType wtype, int group, int head_dim, int bucket) {
+  if (cluster_kernel(wtype, group, head_dim)) return attention_decode_cluster_splits(wtype, group, head_dim, bucket);
+  // Short slices, many blocks: a block's time is a chain of dependent load rounds, so 128 or
+  // 256 keys per slice measured slower on the H200 than 32 or 64 (docs/PERF.md).
+  static const int keys = [] {
+    const char* e = std::getenv("ATLAS_ATTN_KEYS_PER_SPLIT");
+    const int v = e != nullptr ? std::atoi(e) : 0;
+    return v > 0 ? v : 32;
+  }();
+  return std::clamp(bucket / keys, 1, 32);
+}
+
 void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap) {
+  const bool cluster = cluster_kernel(wtype, group, head_dim);
+  if (cluster) attention_decode_cluster_prepare(wtype, group, head_dim);
   const int bytes = static_cast<int>(attention_decode_smem(group, head_dim, chunk_cap, wtype));
+  if (cluster) {  // the split-K kernel only runs when called by name: prepare it where it fits
+    int dev = 0, optin = 0;
+    ATLAS_CUDA_CHECK(cudaGetDevice(&dev));
+    ATLAS_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    if (bytes > optin) return;
+  }
   auto set = [bytes](auto kernel) {
     ATLAS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   };
@@ -431,6 +462,12 @@ static bool attention_team_scores() {
 }
 
 void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
+  if (a.prep.n_kv_heads > 0 && cluster_kernel(a.wtype, a.prep.n_heads / a.prep.n_kv_heads, a.prep.head_dim))
+    return attention_decode_cluster(a, stream);
+  attention_decode_split(a, stream);
+}
+
+void attention_decode_split(const DecodeAttentionArgs& a, cudaStream_t stream) {
   const int G = a.prep.n_heads / a.prep.n_kv_heads;
   if (a.n_splits < 1 || a.n_splits > 32) throw KernelError("attention_decode: n_splits must be in [1, 32]");
   if (G > kMaxGroup || a.prep.n_heads % a.prep.n_kv_heads != 0)

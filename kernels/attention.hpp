@@ -48,7 +48,17 @@ struct DecodeAttentionArgs {
   void* out = nullptr;         ///< weight type [n_heads * d]
 };
 
+/// Decode attention for one new token. Uses the cluster kernel (attention_decode_cluster.hpp)
+/// where it takes the shape, else the split-K kernel here; ATLAS_ATTN_KERNEL=split forces the
+/// latter (A/B runs). a.n_splits must come from attention_decode_splits.
 void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream);
+/// Key slices per head for a context bucket of `bucket` keys (fixed per captured graph): about
+/// 32 keys per slice; at most 16 (cluster kernel) or 32 (split-K kernel, one slice per merge
+/// lane). ATLAS_ATTN_KEYS_PER_SPLIT=N overrides the split-K kernel's 32.
+int attention_decode_splits(DType wtype, int group, int head_dim, int bucket);
+/// The split-K kernel alone (any shape attention_decode takes; n_splits in [1, 32], the
+/// workspace and tickets of DecodeAttentionArgs are used). Tests and A/B runs.
+void attention_decode_split(const DecodeAttentionArgs& a, cudaStream_t stream);
 /// Sets the kernel's dynamic shared-memory limit (call once before capture).
 void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap);
 /// Dynamic shared memory one block needs.

@@ -84,14 +84,19 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
 /// RoPE on one head by one warp: `in` holds the head's d values (already normalised),
 /// pairs are (2i, 2i+1) when interleaved, else (i, i + d/2) (Hugging Face rotate_half).
 /// theta_i = pos * base^(-2i/d) (llama2.c run.c, HF Qwen3RotaryEmbedding).
+/// cos and sin of RoPE pair i's angle at `pos`; every kernel that rotates uses this one
+/// expression, so K rows written by prefill and by decode agree bit for bit.
+__device__ __forceinline__ void rope_cos_sin(int i, int d, int pos, float base, float* c, float* s) {
+  const float freq = 1.0f / powf(base, (2.0f * i) / static_cast<float>(d));
+  sincosf(static_cast<float>(pos) * freq, s, c);
+}
+
 template <typename F>
 __device__ __forceinline__ void rope_pairs(int d, int pos, float base, bool interleaved, F&& pair) {
   const int lane = threadIdx.x & 31;
   for (int i = lane; i < d / 2; i += 32) {
-    const float freq = 1.0f / powf(base, (2.0f * i) / static_cast<float>(d));
-    const float ang = static_cast<float>(pos) * freq;
     float s, c;
-    sincosf(ang, &s, &c);
+    rope_cos_sin(i, d, pos, base, &c, &s);
     const int a = interleaved ? 2 * i : i;
     const int b = interleaved ? 2 * i + 1 : i + d / 2;
     pair(a, b, c, s);

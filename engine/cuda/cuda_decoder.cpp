@@ -61,22 +61,9 @@ int CudaDecoder::bucket_for(int kv_len) {
   return b;
 }
 
-namespace {
-// Short slices, many blocks: a block's time is a chain of dependent load rounds, so 128 or 256
-// keys per slice (fewer partials, even none to merge) measured slower on the H200 than 32 or 64
-// (docs/PERF.md, CUDA backend).
-constexpr int kKeysPerSplit = 32;
-}  // namespace
-
-// About kKeysPerSplit keys per slice, at most 32 slices (the merge handles one per lane).
-// ATLAS_ATTN_KEYS_PER_SPLIT=N overrides it for A/B runs (the first version used 32).
-int CudaDecoder::splits_for(int bucket) {
-  static const int keys = [] {
-    const char* e = std::getenv("ATLAS_ATTN_KEYS_PER_SPLIT");
-    const int v = e != nullptr ? std::atoi(e) : 0;
-    return v > 0 ? v : kKeysPerSplit;
-  }();
-  return std::clamp(bucket / keys, 1, 32);
+int CudaDecoder::splits_for(int bucket) const {
+  const ModelConfig& c = w_.config;
+  return kernels::attention_decode_splits(opts_.wtype, c.n_heads / c.n_kv_heads, c.head_dim, bucket);
 }
 
 CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::uint64_t seed) : opts_(opts) {

@@ -116,9 +116,10 @@ class CudaDecoder {
   const std::vector<Stage>& step_kernel_stages() const { return step_stages_; }
   /// Bytes a decode step must read at KV length `kv_len`: weights (embedding row excepted) + K/V.
   std::size_t bytes_per_token(int kv_len) const;
-  /// Attention key slices per head at KV length `kv_len` (fixed within a bucket).
+  /// Context bucket (graph key) of a KV length: 256, 512, 1024, ...
   static int bucket_for(int kv_len);
-  static int splits_for(int bucket);
+  /// Attention key slices per head in a bucket (fixed within a captured graph).
+  int splits_for(int bucket) const;
   cudaStream_t stream() const { return stream_; }
   /// Kernel nodes of every captured decode graph with their stages, in capture order.
   std::vector<GraphKernelNode> graph_kernel_nodes() const;

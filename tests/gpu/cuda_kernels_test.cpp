@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/attention.hpp"
+#include "kernels/attention_decode_cluster.hpp"
 #include "kernels/check.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_prefill.hpp"
@@ -113,41 +114,80 @@ TEST_CASE("bf16 GEMV at 8B shapes: RMSNorm prologue with residual-add / SwiGLU e
   }
 }
 
-TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at long contexts; one slice") {
-  ATLAS_REQUIRE_GPU();
-  const int H = 8, KV = 2, d = 128, G = H / KV, max_seq = 5000;
-  std::mt19937 rng(9);
+namespace {
+
+struct AttnShape {
+  DType wtype;
+  int H, KV, d;
+  bool qk_norm, interleaved;
+};
+
+enum class AttnKernel { split, cluster };
+
+float bits_to_float(std::uint16_t b) {
+  const std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// Runs one decode-attention kernel at several positions (one slice, several, and more slices
+/// than keys) against a float64 reference: the new K/V at pos from qkv (norm + RoPE, rounded to
+/// the cache type), the rest from the cache. Returns nothing; CHECKs the max abs error.
+void check_decode_attention(const AttnShape& sh, AttnKernel which) {
+  const int H = sh.H, KV = sh.KV, d = sh.d, G = H / KV, max_seq = 5000;
+  const bool bf = sh.wtype == DType::bf16;
+  const std::size_t es = bf ? 2 : 4;
+  std::mt19937 rng(9 + d + G);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  Dev<float> dqkv((H + 2 * KV) * d), dk(static_cast<std::size_t>(KV) * max_seq * d),
-      dv(static_cast<std::size_t>(KV) * max_seq * d), po(KV * 32 * G * d), pml(KV * 32 * G * 2), dout(H * d),
-      qn(d), kn(d);
+  auto cast = [&](float v) { return bf ? round_bf16(v) : v; };
+  const std::size_t cache_n = static_cast<std::size_t>(KV) * max_seq * d;
+  Dev<float> dqkv((H + 2 * KV) * d), po(KV * 32 * G * d), pml(KV * 32 * G * 2);
+  Dev<std::uint8_t> dk(cache_n * es), dv(cache_n * es), dout(H * d * es), qn(d * es), kn(d * es);
   Dev<int> tickets(KV), dpos(1);
   ATLAS_CUDA_CHECK(cudaMemset(tickets.p, 0, sizeof(int) * KV));
-  std::vector<float> kc(static_cast<std::size_t>(KV) * max_seq * d), vc(kc.size());
-  for (auto& v : kc) v = u(rng);
-  for (auto& v : vc) v = u(rng);
-  ATLAS_CUDA_CHECK(cudaMemcpy(dk.p, kc.data(), kc.size() * 4, cudaMemcpyHostToDevice));
-  ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, vc.data(), vc.size() * 4, cudaMemcpyHostToDevice));
+  std::vector<float> kc(cache_n), vc(cache_n);
+  for (auto& v : kc) v = cast(u(rng));
+  for (auto& v : vc) v = cast(u(rng));
+  auto upload = [&](void* dst, const std::vector<float>& v) {
+    if (bf) {
+      const auto b = to_bf16_bits(v);
+      ATLAS_CUDA_CHECK(cudaMemcpy(dst, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+    } else {
+      ATLAS_CUDA_CHECK(cudaMemcpy(dst, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+    }
+  };
+  auto restore_cache = [&] {
+    upload(dk.p, kc);
+    upload(dv.p, vc);
+  };
+  restore_cache();
   std::vector<float> qnorm(d), knorm(d);
-  for (auto& v : qnorm) v = 1.0f + 0.1f * u(rng);
-  for (auto& v : knorm) v = 1.0f + 0.1f * u(rng);
-  ATLAS_CUDA_CHECK(cudaMemcpy(qn.p, qnorm.data(), d * 4, cudaMemcpyHostToDevice));
-  ATLAS_CUDA_CHECK(cudaMemcpy(kn.p, knorm.data(), d * 4, cudaMemcpyHostToDevice));
-  attention_decode_prepare(DType::f32, G, d, 512);
-  for (int pos : {0, 63, 300, 2047, 4999}) {
+  for (auto& v : qnorm) v = cast(1.0f + 0.1f * u(rng));
+  for (auto& v : knorm) v = cast(1.0f + 0.1f * u(rng));
+  upload(qn.p, qnorm);
+  upload(kn.p, knorm);
+  attention_decode_prepare(sh.wtype, G, d, 512);
+  const double base = 1e6;
+  for (int pos : {0, 1, 31, 63, 300, 2047, 4999}) {
     std::vector<float> qkv((H + 2 * KV) * d);
     for (auto& v : qkv) v = u(rng) * 2.0f;
     ATLAS_CUDA_CHECK(cudaMemcpy(dqkv.p, qkv.data(), qkv.size() * 4, cudaMemcpyHostToDevice));
     ATLAS_CUDA_CHECK(cudaMemcpy(dpos.p, &pos, 4, cudaMemcpyHostToDevice));
     int bucket = 256;
     while (bucket < pos + 1) bucket *= 2;
-    // 32 keys per slice (many partials to merge), and one slice (no merge) at short contexts.
-    std::vector<int> split_counts{std::min(32, std::max(1, bucket / 32))};
-    if (bucket <= 512) split_counts.push_back(1);
+    std::vector<int> split_counts;
+    if (which == AttnKernel::split) {
+      split_counts.push_back(std::min(32, std::max(1, bucket / 32)));  // many partials to merge
+      if (bucket <= 512) split_counts.push_back(1);                    // no merge
+    } else {
+      split_counts = {attention_decode_cluster_splits(sh.wtype, G, d, bucket), 1, 2};
+    }
     for (const int splits : split_counts) {
       DecodeAttentionArgs a;
-      a.wtype = DType::f32;
-      a.prep = {H, KV, d, qn.p, kn.p, 1e-6f, 1e6f, false};
+      a.wtype = sh.wtype;
+      a.prep = {H, KV, d, sh.qk_norm ? qn.p : nullptr, sh.qk_norm ? kn.p : nullptr, 1e-6f, static_cast<float>(base),
+                sh.interleaved};
       a.qkv = dqkv.p;
       a.k_cache = dk.p;
       a.v_cache = dv.p;
@@ -159,27 +199,37 @@ TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at
       a.part_ml = pml.p;
       a.tickets = tickets.p;
       a.out = dout.p;
-      attention_decode(a, nullptr);
+      if (which == AttnKernel::split) attention_decode_split(a, nullptr);
+      else attention_decode_cluster(a, nullptr);
+      ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
       std::vector<float> out(H * d);
-      ATLAS_CUDA_CHECK(cudaMemcpy(out.data(), dout.p, out.size() * 4, cudaMemcpyDeviceToHost));
-      // Reference: the new K/V at pos from qkv (norm + half RoPE), the rest from the cache.
+      if (bf) {
+        std::vector<std::uint16_t> ob(H * d);
+        ATLAS_CUDA_CHECK(cudaMemcpy(ob.data(), dout.p, ob.size() * 2, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < H * d; ++i) out[i] = bits_to_float(ob[i]);
+      } else {
+        ATLAS_CUDA_CHECK(cudaMemcpy(out.data(), dout.p, out.size() * 4, cudaMemcpyDeviceToHost));
+      }
       auto prep = [&](const float* src, const std::vector<float>& g) {
         std::vector<double> v(d), o(d);
         double ss = 0;
         for (int i = 0; i < d; ++i) ss += static_cast<double>(src[i]) * src[i];
-        const double inv = 1.0 / std::sqrt(ss / d + 1e-6);
-        for (int i = 0; i < d; ++i) v[i] = g[i] * src[i] * inv;
+        const double inv = sh.qk_norm ? 1.0 / std::sqrt(ss / d + 1e-6) : 1.0;
+        for (int i = 0; i < d; ++i) v[i] = (sh.qk_norm ? g[i] : 1.0) * src[i] * inv;
         for (int i = 0; i < d / 2; ++i) {
-          const double ang = pos * std::pow(1e6, -2.0 * i / d);
-          o[i] = v[i] * std::cos(ang) - v[i + d / 2] * std::sin(ang);
-          o[i + d / 2] = v[i + d / 2] * std::cos(ang) + v[i] * std::sin(ang);
+          const double ang = pos * std::pow(base, -2.0 * i / d);
+          const int ia = sh.interleaved ? 2 * i : i, ib = sh.interleaved ? 2 * i + 1 : i + d / 2;
+          o[ia] = v[ia] * std::cos(ang) - v[ib] * std::sin(ang);
+          o[ib] = v[ib] * std::cos(ang) + v[ia] * std::sin(ang);
         }
         return o;
       };
       double err = 0;
       for (int gi = 0; gi < KV; ++gi) {
         auto knew = prep(qkv.data() + H * d + gi * d, knorm);
-        const float* vnew = qkv.data() + (H + KV) * d + gi * d;
+        for (auto& v : knew) v = cast(static_cast<float>(v));
+        std::vector<double> vnew(d);
+        for (int i = 0; i < d; ++i) vnew[i] = cast(qkv[(H + KV) * d + gi * d + i]);
         for (int j = 0; j < G; ++j) {
           const int h = gi * G + j;
           auto q = prep(qkv.data() + h * d, qnorm);
@@ -189,7 +239,7 @@ TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at
             double dot = 0;
             for (int i = 0; i < d; ++i)
               dot += q[i] * (t == pos ? knew[i] : kc[(static_cast<std::size_t>(gi) * max_seq + t) * d + i]);
-            s[t] = dot / std::sqrt(128.0);
+            s[t] = dot / std::sqrt(static_cast<double>(d));
             mx = std::max(mx, s[t]);
           }
           double sum = 0;
@@ -201,17 +251,40 @@ TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at
             err = std::max(err, std::abs(out[h * d + i] - o));
           }
         }
-    }
-    INFO("pos = " << pos << " splits = " << splits);
-    CHECK(err < 1e-5);
-    // Restore the cache row the kernel wrote, for the next position's reference.
-    ATLAS_CUDA_CHECK(cudaMemcpy(dk.p, kc.data(), kc.size() * 4, cudaMemcpyHostToDevice));
-    ATLAS_CUDA_CHECK(cudaMemcpy(dv.p, vc.data(), vc.size() * 4, cudaMemcpyHostToDevice));
+      }
+      INFO((which == AttnKernel::split ? "split-K" : "cluster") << " kernel, " << to_string(sh.wtype) << " d " << d
+           << " G " << G << " pos " << pos << " splits " << splits);
+      // f32: accumulation order only; bf16: the output is rounded to bf16 (|o| < 1: 2^-9) and
+      // the new key's rounding may differ by one ulp from the float64 reference's.
+      CHECK(err < (bf ? 8e-3 : 1e-5));
+      restore_cache();  // the row the kernel wrote, for the next position's reference
     }
   }
   int t = -1;
   ATLAS_CUDA_CHECK(cudaMemcpy(&t, tickets.p, 4, cudaMemcpyDeviceToHost));
-  CHECK(t == 0);  // the last block resets its ticket
+  CHECK(t == 0);  // the split-K kernel's last block resets its ticket
+}
+
+}  // namespace
+
+TEST_CASE("split-K decode attention (head_dim 128, GQA 4, qk-norm, half RoPE) at long contexts; one slice") {
+  ATLAS_REQUIRE_GPU();
+  check_decode_attention({DType::f32, 8, 2, 128, true, false}, AttnKernel::split);
+}
+
+TEST_CASE("cluster decode attention matches float64 at long contexts: f32/bf16, head_dim 64/128/256, GQA 1-8") {
+  ATLAS_REQUIRE_GPU();
+  if (!attention_decode_cluster_supported(DType::bf16, 4, 128)) {
+    MESSAGE("skipped: the device has no thread-block clusters");
+    return;
+  }
+  for (const AttnShape& sh : {AttnShape{DType::f32, 8, 2, 128, true, false}, AttnShape{DType::bf16, 16, 8, 128, true, false},
+                              AttnShape{DType::bf16, 32, 8, 128, true, false}, AttnShape{DType::bf16, 16, 2, 128, true, false},
+                              AttnShape{DType::bf16, 4, 4, 64, false, true}, AttnShape{DType::bf16, 8, 2, 256, true, false},
+                              AttnShape{DType::f32, 4, 2, 64, false, true}}) {
+    CAPTURE(sh.d);
+    check_decode_attention(sh, AttnKernel::cluster);
+  }
 }
 
 TEST_CASE("flash-attention prefill matches a float64 causal attention (GQA 4, after a cached prefix)") {

@@ -211,11 +211,13 @@ inline engine::ModelConfig tiny_llama() {
   return c;
 }
 
+/// head_dim 64: decode attention takes the cluster kernel and prefill the flash kernel here,
+/// while tiny_llama's head_dim 8 takes the split-K kernel and the cuBLAS score path.
 inline engine::ModelConfig tiny_qwen3() {
   engine::ModelConfig c;
   c.arch = engine::Arch::qwen3;
   c.name = "tiny-qwen3";
-  c.dim = 128; c.hidden_dim = 344; c.n_layers = 2; c.n_heads = 8; c.n_kv_heads = 2; c.head_dim = 32;
+  c.dim = 128; c.hidden_dim = 344; c.n_layers = 2; c.n_heads = 8; c.n_kv_heads = 2; c.head_dim = 64;
   c.vocab_size = 1000; c.max_seq_len = 640; c.rms_eps = 1e-6f; c.rope_theta = 1000000.0f;
   c.rope_layout = engine::RopeLayout::half; c.tied_embeddings = false; c.qk_norm = true;
   return c;
