@@ -419,7 +419,6 @@ static bool cluster_kernel(DType wtype, int group, int head_dim) {
 }
 
 int attention_decode_splits(DType wtype, int group, int head_dim, int bucket) {
-  if (cluster_kernel(wtype, group, head_dim)) return attention_decode_cluster_splits(wtype, group, head_dim, bucket);
   // Short slices, many blocks: a block's time is a chain of dependent load rounds, so 128 or
   // 256 keys per slice measured slower on the H200 than 32 or 64 (docs/PERF.md).
   static const int keys = [] {
@@ -427,6 +426,8 @@ int attention_decode_splits(DType wtype, int group, int head_dim, int bucket) {
     const int v = e != nullptr ? std::atoi(e) : 0;
     return v > 0 ? v : 32;
   }();
+  if (cluster_kernel(wtype, group, head_dim))
+    return attention_decode_cluster_splits(wtype, group, head_dim, bucket, keys);
   return std::clamp(bucket / keys, 1, 32);
 }
 

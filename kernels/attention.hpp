@@ -40,6 +40,10 @@ struct DecodeAttentionArgs {
   void* v_cache = nullptr;
   int max_seq = 0;
   const int* pos = nullptr;    ///< device: position of the new token (KV length = pos + 1)
+  /// device float32 [head_dim]: (cos, sin) of each RoPE pair's angle at *pos (RopeTable in
+  /// elementwise.hpp), written by an earlier kernel of the step; null: the kernel computes them.
+  /// Used by the cluster kernel.
+  const float* rope_cs = nullptr;
   int n_splits = 1;            ///< key slices per head (fixed per captured graph); 1: no merge
   int chunk_cap = 0;           ///< most keys one slice can get (bucket / n_splits)
   float* part_o = nullptr;     ///< workspace [n_kv][n_splits][G][d]
@@ -54,7 +58,7 @@ struct DecodeAttentionArgs {
 void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream);
 /// Key slices per head for a context bucket of `bucket` keys (fixed per captured graph): about
 /// 32 keys per slice; at most 16 (cluster kernel) or 32 (split-K kernel, one slice per merge
-/// lane). ATLAS_ATTN_KEYS_PER_SPLIT=N overrides the split-K kernel's 32.
+/// lane). ATLAS_ATTN_KEYS_PER_SPLIT=N overrides the 32 (A/B runs).
 int attention_decode_splits(DType wtype, int group, int head_dim, int bucket);
 /// The split-K kernel alone (any shape attention_decode takes; n_splits in [1, 32], the
 /// workspace and tickets of DecodeAttentionArgs are used). Tests and A/B runs.

@@ -3,6 +3,7 @@
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -21,7 +22,6 @@ constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr int kLoads = 4;       // 16-byte K (and V) loads per lane per batch of keys
 constexpr int kMaxSplits = 16;  // cluster size limit (non-portable beyond 8)
-constexpr int kKeysPerSplit = 32;
 constexpr float kLog2e = 1.4426950408889634f;
 
 /// V consecutive float32 at p (16-byte aligned).
@@ -141,13 +141,38 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
   uint4 kb[kLoads], vb[kLoads];
   load(0, kb, vb);
 
-  // RoPE angles of this lane's elements and the norm gains: independent of earlier kernels.
+  // RoPE angles of this lane's elements and the norm gains: not written by the q/k/v projection.
+  // The table was written by the step's embedding kernel, complete before the projection
+  // started; it is read through L2 (.cg) because an SM's L1 may still hold the previous step's.
   const bool interleaved = a.prep.rope_interleaved;
   float cs[V], sn[V];
+  if (a.rope_cs != nullptr) {
+    // This lane's elements use V consecutive pairs (half layout) or V / 2 (interleaved).
+    const int p0 = interleaved ? li * V / 2 : (li * V) % (D / 2);
+    constexpr int kPairs = V;  // floats loaded: 2 per pair, 4 per float4
+    float t[2 * kPairs];
 #pragma unroll
-  for (int e = 0; e < V; ++e) {
-    const int idx = li * V + e;
-    dev::rope_cos_sin(interleaved ? idx / 2 : idx % (D / 2), D, pos, a.prep.rope_base, &cs[e], &sn[e]);
+    for (int c = 0; c < 2 * kPairs; c += 4) {
+      if (!interleaved || c < kPairs) {
+        const float4 v = __ldcg(reinterpret_cast<const float4*>(a.rope_cs + 2 * p0 + c));
+        t[c] = v.x;
+        t[c + 1] = v.y;
+        t[c + 2] = v.z;
+        t[c + 3] = v.w;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const int p = interleaved ? e / 2 : e;
+      cs[e] = t[2 * p];
+      sn[e] = t[2 * p + 1];
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const int idx = li * V + e;
+      dev::rope_cos_sin(interleaved ? idx / 2 : idx % (D / 2), D, pos, a.prep.rope_base, &cs[e], &sn[e]);
+    }
   }
   const bool q_norm = a.prep.q_norm != nullptr, k_norm = a.prep.k_norm != nullptr;
   float qg[V], kgain[V];
@@ -161,6 +186,14 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
   float q[GB][V];
 #pragma unroll
   for (int j = 0; j < GB; ++j) load_f32<V>(a.qkv + static_cast<size_t>(h0 + j) * D + li * V, q[j]);
+  // The new key's k and v in the same memory round trip as q (warp 0 of the owning block).
+  const bool new_key = owner && warp == 0;
+  float kx[V], vx[V];
+  if (new_key) {
+    const int q_dim = a.prep.n_heads * D, kv_dim = a.prep.n_kv_heads * D;
+    load_f32<V>(a.qkv + q_dim + g * D + li * V, kx);
+    load_f32<V>(a.qkv + q_dim + kv_dim + g * D + li * V, vx);
+  }
 #pragma unroll
   for (int j = 0; j < GB; ++j) {
     norm_rope<V, LPK, D>(q[j], qg, q_norm, a.prep.eps, cs, sn, interleaved, li);
@@ -177,13 +210,9 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[j][e] = 0.0f;
   }
-  if (owner && warp == 0) {
+  if (new_key) {
     // The new key: k-norm + RoPE, rounded to the cache type, written for later steps, and
     // scored from registers (key group 0 owns it in the softmax).
-    const int q_dim = a.prep.n_heads * D, kv_dim = a.prep.n_kv_heads * D;
-    float kx[V], vx[V];
-    load_f32<V>(a.qkv + q_dim + g * D + li * V, kx);
-    load_f32<V>(a.qkv + q_dim + kv_dim + g * D + li * V, vx);
     norm_rope<V, LPK, D>(kx, kgain, k_norm, a.prep.eps, cs, sn, interleaved, li);
     const uint4 kp = pack<W>(kx), vp = pack<W>(vx);
     if (kg == 0) {
@@ -422,11 +451,11 @@ bool attention_decode_cluster_supported(DType wtype, int group, int head_dim) {
   return kernel_for(wtype, group, head_dim) != nullptr && device_has_clusters();
 }
 
-int attention_decode_cluster_splits(DType wtype, int group, int head_dim, int bucket) {
+int attention_decode_cluster_splits(DType wtype, int group, int head_dim, int bucket, int keys_per_split) {
   const Kernel k = kernel_for(wtype, group, head_dim);
   const int limit = k != nullptr ? max_cluster(k) : 1;
   int s = 1;
-  while (s * 2 <= bucket / kKeysPerSplit && s * 2 <= limit) s *= 2;
+  while (s * 2 <= bucket / std::max(1, keys_per_split) && s * 2 <= limit) s *= 2;
   return s;
 }
 

@@ -30,8 +30,8 @@ namespace atlas::kernels {
 bool attention_decode_cluster_supported(DType wtype, int group, int head_dim);
 
 /// Key slices (= cluster size, a power of two <= the device's limit for the kernel, at most 16)
-/// for a context bucket of `bucket` keys: about 32 keys per slice at short contexts.
-int attention_decode_cluster_splits(DType wtype, int group, int head_dim, int bucket);
+/// for a context bucket of `bucket` keys: about `keys_per_split` keys per slice at short contexts.
+int attention_decode_cluster_splits(DType wtype, int group, int head_dim, int bucket, int keys_per_split = 32);
 
 /// Kernel attributes (non-portable cluster size 16); call once before capture.
 void attention_decode_cluster_prepare(DType wtype, int group, int head_dim);

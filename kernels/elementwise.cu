@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string>
 
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
@@ -19,9 +20,14 @@ int blocks_for(size_t n, int threads) {
 
 template <typename W>
 __global__ void embed_kernel(const W* __restrict__ table, int ld, int dim, const int* __restrict__ tokens, int n,
-                             float* __restrict__ x) {
+                             float* __restrict__ x, RopeTable rope) {
   dev::pdl_trigger();
-  dev::pdl_wait();
+  dev::pdl_wait();  // after it, no kernel of the previous step still reads the RoPE table
+  if (rope.out != nullptr && blockIdx.x == 0 && blockIdx.y == 0) {
+    const int pos = *rope.pos;
+    for (int p = threadIdx.x; p < rope.head_dim / 2; p += blockDim.x)
+      dev::rope_cos_sin(p, rope.head_dim, pos, rope.base, &rope.out[2 * p], &rope.out[2 * p + 1]);
+  }
   const int i = blockIdx.y;
   if (i >= n) return;
   const W* row = table + static_cast<size_t>(tokens[i]) * ld;
@@ -186,17 +192,32 @@ __global__ void random_kernel(W* __restrict__ dst, int rows, int cols, int ld, s
 
 }  // namespace
 
-void embed_token(DType wtype, const void* table, int ld, int dim, const int* token, float* x, cudaStream_t s) {
-  embed_rows(wtype, table, ld, dim, token, 1, x, s);
-}
-
-void embed_rows(DType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x, cudaStream_t s) {
+namespace {
+void launch_embed(DType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x,
+                  const RopeTable& rope, cudaStream_t s) {
   const dim3 grid((dim + 255) / 256, n);
   if (wtype == DType::bf16)
     launch_pdl(embed_kernel<__nv_bfloat16>, grid, dim3(256), 0, s, static_cast<const __nv_bfloat16*>(table), ld, dim,
-               tokens, n, x);
+               tokens, n, x, rope);
   else
-    launch_pdl(embed_kernel<float>, grid, dim3(256), 0, s, static_cast<const float*>(table), ld, dim, tokens, n, x);
+    launch_pdl(embed_kernel<float>, grid, dim3(256), 0, s, static_cast<const float*>(table), ld, dim, tokens, n, x, rope);
+}
+}  // namespace
+
+void embed_token(DType wtype, const void* table, int ld, int dim, const int* token, float* x, cudaStream_t s) {
+  launch_embed(wtype, table, ld, dim, token, 1, x, RopeTable{}, s);
+}
+
+void embed_token(DType wtype, const void* table, int ld, int dim, const int* token, float* x, const RopeTable& rope,
+                 cudaStream_t s) {
+  if (rope.out == nullptr || rope.pos == nullptr || rope.head_dim <= 0 || rope.head_dim % 2 != 0)
+    throw KernelError("embed_token: the RoPE table needs pos, out and an even head_dim, got head_dim " +
+                      std::to_string(rope.head_dim));
+  launch_embed(wtype, table, ld, dim, token, 1, x, rope, s);
+}
+
+void embed_rows(DType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x, cudaStream_t s) {
+  launch_embed(wtype, table, ld, dim, tokens, n, x, RopeTable{}, s);
 }
 
 void rmsnorm_rows(DType wtype, const float* x, const void* g, float eps, int n, int dim, void* out, int ld,

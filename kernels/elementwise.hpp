@@ -12,6 +12,20 @@ namespace atlas::kernels {
 
 /// x[dim] (float32) = table[*token] (weight type, row stride ld). `token` is device memory.
 void embed_token(DType wtype, const void* table, int ld, int dim, const int* token, float* x, cudaStream_t s);
+
+/// The decode step's RoPE table: out[2i], out[2i + 1] = cos, sin of pair i's angle at *pos,
+/// theta_i = pos * base^(-2i/head_dim), i < head_dim / 2 (device memory). Computed once per
+/// step by the embedding kernel instead of by every lane of every layer's attention (ncu: the
+/// powf + sincosf of the angles were over half of the decode attention kernel's instructions).
+struct RopeTable {
+  const int* pos = nullptr;
+  int head_dim = 0;
+  float base = 10000.0f;
+  float* out = nullptr;  ///< float32 [head_dim]
+};
+/// embed_token, and the step's RoPE table in the same launch.
+void embed_token(DType wtype, const void* table, int ld, int dim, const int* token, float* x, const RopeTable& rope,
+                 cudaStream_t s);
 /// x[i][dim] = table[tokens[i]] for i < n (tokens in device memory).
 void embed_rows(DType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x, cudaStream_t s);
 

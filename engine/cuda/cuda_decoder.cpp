@@ -161,6 +161,7 @@ void CudaDecoder::layout(const ModelConfig& c, Arena& arena) {
   part_o_ = static_cast<float*>(arena.take(sizeof(float) * c.n_kv_heads * 32 * G * c.head_dim));
   part_ml_ = static_cast<float*>(arena.take(sizeof(float) * c.n_kv_heads * 32 * G * 2));
   tickets_ = static_cast<int*>(arena.take(sizeof(int) * c.n_kv_heads));
+  rope_cs_ = static_cast<float*>(arena.take(sizeof(float) * c.head_dim));
   argmax_scratch_ = arena.take(kernels::argmax_scratch_bytes());
   step_d_ = static_cast<Step*>(arena.take(sizeof(Step)));
   token_out_d_ = static_cast<int*>(arena.take(sizeof(int)));
@@ -267,7 +268,8 @@ std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, bool eager) {
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(step_d_, step_h_.get(), sizeof(Step), cudaMemcpyHostToDevice, s));
   {
     Range r(eager, "embed");
-    kernels::embed_token(wt, w_.tok_embd, w_.ld_dim, c.dim, &step_d_->token, x_, s);
+    kernels::embed_token(wt, w_.tok_embd, w_.ld_dim, c.dim, &step_d_->token, x_,
+                         {&step_d_->pos, c.head_dim, c.rope_theta, rope_cs_}, s);
     kernel(Stage::embed);
   }
   const int splits = splits_for(bucket);
@@ -292,6 +294,7 @@ std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, bool eager) {
       a.v_cache = v_cache_[l];
       a.max_seq = opts_.max_seq;
       a.pos = &step_d_->pos;
+      a.rope_cs = rope_cs_;
       a.n_splits = splits;
       a.chunk_cap = bucket / splits;
       a.part_o = part_o_;

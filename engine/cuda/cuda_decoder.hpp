@@ -168,6 +168,7 @@ class CudaDecoder {
   float* part_o_ = nullptr;
   float* part_ml_ = nullptr;
   int* tickets_ = nullptr;
+  float* rope_cs_ = nullptr;  ///< the decode step's RoPE (cos, sin) table, written by the embedding kernel
   void* argmax_scratch_ = nullptr;
   Step* step_d_ = nullptr;
   int* token_out_d_ = nullptr;

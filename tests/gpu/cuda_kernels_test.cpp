@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -144,8 +145,11 @@ void check_decode_attention(const AttnShape& sh, AttnKernel which) {
   const std::size_t cache_n = static_cast<std::size_t>(KV) * max_seq * d;
   Dev<float> dqkv((H + 2 * KV) * d), po(KV * 32 * G * d), pml(KV * 32 * G * 2);
   Dev<std::uint8_t> dk(cache_n * es), dv(cache_n * es), dout(H * d * es), qn(d * es), kn(d * es);
-  Dev<int> tickets(KV), dpos(1);
+  Dev<int> tickets(KV), dpos(1), tok(1);
+  Dev<float> emb(8), ex(8), rope(d);
   ATLAS_CUDA_CHECK(cudaMemset(tickets.p, 0, sizeof(int) * KV));
+  ATLAS_CUDA_CHECK(cudaMemset(tok.p, 0, sizeof(int)));
+  ATLAS_CUDA_CHECK(cudaMemset(emb.p, 0, sizeof(float) * 8));
   std::vector<float> kc(cache_n), vc(cache_n);
   for (auto& v : kc) v = cast(u(rng));
   for (auto& v : vc) v = cast(u(rng));
@@ -199,16 +203,31 @@ void check_decode_attention(const AttnShape& sh, AttnKernel which) {
       a.part_ml = pml.p;
       a.tickets = tickets.p;
       a.out = dout.p;
+      auto read_out = [&] {
+        ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
+        std::vector<float> o(H * d);
+        if (bf) {
+          std::vector<std::uint16_t> ob(H * d);
+          ATLAS_CUDA_CHECK(cudaMemcpy(ob.data(), dout.p, ob.size() * 2, cudaMemcpyDeviceToHost));
+          for (int i = 0; i < H * d; ++i) o[i] = bits_to_float(ob[i]);
+        } else {
+          ATLAS_CUDA_CHECK(cudaMemcpy(o.data(), dout.p, o.size() * 4, cudaMemcpyDeviceToHost));
+        }
+        return o;
+      };
       if (which == AttnKernel::split) attention_decode_split(a, nullptr);
       else attention_decode_cluster(a, nullptr);
-      ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
-      std::vector<float> out(H * d);
-      if (bf) {
-        std::vector<std::uint16_t> ob(H * d);
-        ATLAS_CUDA_CHECK(cudaMemcpy(ob.data(), dout.p, ob.size() * 2, cudaMemcpyDeviceToHost));
-        for (int i = 0; i < H * d; ++i) out[i] = bits_to_float(ob[i]);
-      } else {
-        ATLAS_CUDA_CHECK(cudaMemcpy(out.data(), dout.p, out.size() * 4, cudaMemcpyDeviceToHost));
+      const std::vector<float> out = read_out();
+      if (which == AttnKernel::cluster) {
+        // The step's RoPE table from the embedding kernel must give the same bits as the
+        // angles computed in the kernel.
+        embed_token(DType::f32, emb.p, 8, 8, tok.p, ex.p, RopeTable{dpos.p, d, static_cast<float>(base), rope.p},
+                    nullptr);
+        a.rope_cs = rope.p;
+        attention_decode_cluster(a, nullptr);
+        const std::vector<float> with_table = read_out();
+        INFO("pos " << pos << " splits " << splits);
+        CHECK(std::memcmp(with_table.data(), out.data(), out.size() * sizeof(float)) == 0);
       }
       auto prep = [&](const float* src, const std::vector<float>& g) {
         std::vector<double> v(d), o(d);
