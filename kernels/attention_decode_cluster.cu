@@ -210,15 +210,13 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[j][e] = 0.0f;
   }
+  uint4 kp, vp;  // the new K/V row as the cache holds it (stored after the first cluster barrier)
   if (new_key) {
     // The new key: k-norm + RoPE, rounded to the cache type, written for later steps, and
     // scored from registers (key group 0 owns it in the softmax).
     norm_rope<V, LPK, D>(kx, kgain, k_norm, a.prep.eps, cs, sn, interleaved, li);
-    const uint4 kp = pack<W>(kx), vp = pack<W>(vx);
-    if (kg == 0) {
-      *reinterpret_cast<uint4*>(kc + static_cast<size_t>(pos) * D + li * V) = kp;
-      *reinterpret_cast<uint4*>(vc + static_cast<size_t>(pos) * D + li * V) = vp;
-    }
+    kp = pack<W>(kx);
+    vp = pack<W>(vx);
     dev::unpack<W>(kp, kx);
     dev::unpack<W>(vp, vx);
 #pragma unroll
@@ -345,6 +343,12 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
     }
   }
   cluster.sync();  // every slice's partial is visible to the cluster
+  // The new row is for later steps only (kernel completion publishes it): storing it after the
+  // barrier keeps the barrier's release from waiting on the global write.
+  if (new_key && kg == 0) {
+    *reinterpret_cast<uint4*>(kc + static_cast<size_t>(pos) * D + li * V) = kp;
+    *reinterpret_cast<uint4*>(vc + static_cast<size_t>(pos) * D + li * V) = vp;
+  }
 
   // Merge the S slices through distributed shared memory: block `split` finalises its share of
   // the GB * D outputs. Slice 0 always holds key 0, so the maximum is finite.
@@ -376,7 +380,10 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
     }
     static_cast<W*>(a.out)[static_cast<size_t>(h0 + j) * D + e] = dev::from_f32<W>(O / L);
   }
-  cluster.sync();  // no block leaves while another may still read its shared memory
+  // No block may leave while another still reads its shared memory. Relaxed: the reads are
+  // complete (their values were used above) and nothing else needs ordering.
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
 }
 
 using Kernel = void (*)(DecodeAttentionArgs);

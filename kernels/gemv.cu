@@ -231,6 +231,8 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
 // a thread reads only the slots it filled), so far more bytes are in flight per SM than
 // registers allow (ncu on the register version: 2 blocks/SM, ~2/3 of warp time stalled on
 // loads, ~50% of DRAM bandwidth).
+// A 64 KiB ring per block (3 blocks per SM) measured best on the H200 against 48 and 32 KiB
+// rings with 3 or 2 blocks per SM (docs/PERF.md, session 3).
 constexpr int kStages = 4;  // ring depth (items in flight per lane: kStages - 1 ahead + current)
 constexpr int kChunk = 2;   // 16-byte vectors per row per lane per item
 
@@ -485,12 +487,21 @@ int pick_ksplit(int rows, int grid) {
   return best;
 }
 
+/// ATLAS_GEMV_KSPLIT=1/2/4/8 forces the K split (A/B runs); otherwise pick_ksplit decides.
+int ksplit_override() {
+  static const int v = [] {
+    const char* e = std::getenv("ATLAS_GEMV_KSPLIT");
+    return e != nullptr ? std::atoi(e) : 0;
+  }();
+  return v;
+}
+
 template <typename W, GemvInput In, GemvOutput Out, bool Async>
 void launch_split_as(const GemvArgs& a, cudaStream_t s) {
   const size_t smem = dyn_smem<W, In>(a.ld, Async);
   const int grid = sm_count() * (blocks_per_sm_override() > 0 ? blocks_per_sm_override()
                                                                : blocks_per_sm<W, In, Out, 1, Async>(smem));
-  switch (pick_ksplit(a.rows, grid)) {
+  switch (ksplit_override() > 0 ? ksplit_override() : pick_ksplit(a.rows, grid)) {
     case 1: return launch<W, In, Out, 1, Async>(a, s);
     case 2: return launch<W, In, Out, 2, Async>(a, s);
     case 4: return launch<W, In, Out, 4, Async>(a, s);
