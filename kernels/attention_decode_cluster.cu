@@ -92,7 +92,8 @@ __device__ __forceinline__ void norm_rope(float* x, const float* gain, bool has_
 }
 
 template <typename W, int D, int GB>
-__global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(DecodeAttentionArgs a) {
+__global__ void __launch_bounds__(kThreads, 4)  // <= 128 registers: see heads_per_block
+attention_decode_cluster_kernel(DecodeAttentionArgs a) {
   constexpr int V = dev::kVec<W>;       // elements per 16-byte vector
   constexpr int LPK = D / V;            // lanes per key
   constexpr int KPL = 32 / LPK;         // keys per warp-wide load
@@ -388,22 +389,20 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
 
 using Kernel = void (*)(DecodeAttentionArgs);
 
-/// Heads per block: the whole group up to 4, else 4 (groups of 8 take two blocks).
-int heads_per_block(int group) { return group <= 4 ? group : 4; }
+/// Query heads per block: 2 (1 for odd groups); a group of G takes G / 2 blocks per slice, each
+/// re-reading the head's K/V (from L2). Two heads keep the kernel within 128 registers, so one
+/// attention block and three blocks of the o_proj GEMV (launched early by PDL) fit on an SM
+/// together; four heads per block took 190 registers, and 128 made it spill.
+int heads_per_block(int group) { return group % 2 == 0 ? 2 : 1; }
 
 template <typename W, int D>
 Kernel pick_gb(int gb) {
-  switch (gb) {
-    case 1: return attention_decode_cluster_kernel<W, D, 1>;
-    case 2: return attention_decode_cluster_kernel<W, D, 2>;
-    case 4: return attention_decode_cluster_kernel<W, D, 4>;
-    default: return nullptr;
-  }
+  return gb == 2 ? attention_decode_cluster_kernel<W, D, 2> : attention_decode_cluster_kernel<W, D, 1>;
 }
 
 /// The instantiation for a shape, or null where none exists.
 Kernel kernel_for(DType wtype, int group, int head_dim) {
-  if (group < 1 || group > 8 || (group > 4 && group % 4 != 0)) return nullptr;
+  if (group < 1 || group > 8) return nullptr;
   const int gb = heads_per_block(group);
   if (wtype == DType::bf16) {
     if (head_dim == 64) return pick_gb<__nv_bfloat16, 64>(gb);

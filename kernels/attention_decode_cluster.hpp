@@ -1,6 +1,6 @@
 #pragma once
 // Decode attention for one new token, by thread-block clusters (sm_90): grid (slice, kv head,
-// head block), one cluster per (kv head, head block) holding all S key slices of that head.
+// head pair), one cluster per (kv head, pair of its query heads) holding all S key slices.
 //
 // Why a second kernel: the split-K kernel in attention.cu is a chain of barrier-separated
 // phases (q prep into shared memory, scores, softmax, P.V, key-group reduction, partial publish,
@@ -25,8 +25,8 @@
 namespace atlas::kernels {
 
 /// Whether this kernel takes the shape: head_dim 64/128/256 with 16-byte vectors per lane
-/// (head_dim / elements-per-vector <= 32), a group of <= 4 query heads per KV head or a multiple
-/// of 4 up to 8, and a device with thread-block clusters (compute capability >= 9.0).
+/// (head_dim / elements-per-vector <= 32), 1 to 8 query heads per KV head, and a device with
+/// thread-block clusters (compute capability >= 9.0).
 bool attention_decode_cluster_supported(DType wtype, int group, int head_dim);
 
 /// Key slices (= cluster size, a power of two <= the device's limit for the kernel, at most 16)
