@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
 #include "engine/formats/presets.hpp"
@@ -41,23 +42,29 @@ int main(int argc, char** argv) {
     std::printf("device-to-device copy: %.1f GB/s (read + write)\n", bw / 1e9);
     nlohmann::json all;
     all["copy_bandwidth_GBps"] = bw / 1e9;
-    std::size_t p = 0;
-    while (p <= models.size()) {
+    std::vector<std::string> names;
+    for (std::size_t p = 0; p <= models.size();) {
       const std::size_t q = models.find(',', p);
-      const std::string m = models.substr(p, q == std::string::npos ? std::string::npos : q - p);
+      std::string m = models.substr(p, q == std::string::npos ? std::string::npos : q - p);
       p = q == std::string::npos ? models.size() + 1 : q + 1;
-      if (m.empty()) continue;
+      if (!m.empty()) names.push_back(std::move(m));
+    }
+    // Every timed run first, then the CUPTI anatomies: CUPTI stays attached to the process after
+    // a tracer is gone, and a decode run after an anatomy measured ~3% slower on the H200
+    // (qwen3-8b 237-238 tok/s after qwen3-0.6b's anatomy, 244-246 without; docs/PERF.md).
+    for (const std::string& m : names) {
       const atlas::engine::ModelConfig c = atlas::engine::find_preset(m).config;  // any engine preset
       CudaDecodeBenchOptions o = opts;
       if (m != "qwen3-8b") o.ttft_prompt_tokens = 0;
       all["models"][m] = run_cuda_decode_bench(c, o, bw);
-      if (anatomy) {
-        CudaAnatomyOptions ao;
-        ao.prompt_tokens = opts.prompt_tokens;
-        ao.new_tokens = anatomy_tokens;
-        ao.bf16 = opts.bf16;
-        all["models"][m]["anatomy"] = run_cuda_decode_anatomy(c, ao, bw);
-      }
+    }
+    for (const std::string& m : names) {
+      if (!anatomy) break;
+      CudaAnatomyOptions ao;
+      ao.prompt_tokens = opts.prompt_tokens;
+      ao.new_tokens = anatomy_tokens;
+      ao.bf16 = opts.bf16;
+      all["models"][m]["anatomy"] = run_cuda_decode_anatomy(atlas::engine::find_preset(m).config, ao, bw);
     }
     if (!out_path.empty()) std::ofstream(out_path) << all.dump(2) << "\n";
   } catch (const atlas::Error& e) {
