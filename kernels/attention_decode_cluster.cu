@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <mutex>
+#include <utility>
 #include <tuple>
 
 #include "kernels/check.hpp"
@@ -93,6 +94,9 @@ __device__ __forceinline__ void norm_rope(float* x, const float* gain, bool has_
 
 template <typename W, int D, int GB>
 __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(DecodeAttentionArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();  // clusters need sm_90; attention_decode_cluster_supported() keeps older devices off this path
+#else
   constexpr int V = dev::kVec<W>;       // elements per 16-byte vector
   constexpr int LPK = D / V;            // lanes per key
   constexpr int KPL = 32 / LPK;         // keys per warp-wide load
@@ -142,12 +146,16 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
   load(0, kb, vb);
 
   // RoPE angles of this lane's elements and the norm gains: not written by the q/k/v projection.
-  // The table was written by the step's embedding kernel, complete before the projection
-  // started; it is read through L2 (.cg) because an SM's L1 may still hold the previous step's.
+  // The table was written by the step's embedding kernel. Reading it before the PDL wait is
+  // safe only because this kernel is launched by the q/k/v GEMV's trigger, which that kernel
+  // issues after its own wait, i.e. after the embedding kernel completed (gemv.cu keeps the
+  // trigger there). Read through L2 (.cg): an SM's L1 may still hold the previous step's table.
   const bool interleaved = a.prep.rope_interleaved;
   float cs[V], sn[V];
   if (a.rope_cs != nullptr) {
     // This lane's elements use V consecutive pairs (half layout) or V / 2 (interleaved).
+    // (t[] is indexed through the runtime layout flag, so it sits in local memory: one branch
+    // per layout with constant indices would keep it in registers; not yet measured.)
     const int p0 = interleaved ? li * V / 2 : (li * V) % (D / 2);
     constexpr int kPairs = V;  // floats loaded: 2 per pair, 4 per float4
     float t[2 * kPairs];
@@ -345,7 +353,7 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
   cluster.sync();  // every slice's partial is visible to the cluster
   // The new row is for later steps only (kernel completion publishes it): storing it after the
   // barrier keeps the barrier's release from waiting on the global write.
-  if (new_key && kg == 0) {
+  if (new_key && kg == 0 && blockIdx.z == 0) {  // one of the head blocks writes the shared row
     *reinterpret_cast<uint4*>(kc + static_cast<size_t>(pos) * D + li * V) = kp;
     *reinterpret_cast<uint4*>(vc + static_cast<size_t>(pos) * D + li * V) = vp;
   }
@@ -381,17 +389,20 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
     static_cast<W*>(a.out)[static_cast<size_t>(h0 + j) * D + e] = dev::from_f32<W>(O / L);
   }
   // No block may leave while another still reads its shared memory. Relaxed: the reads are
-  // complete (their values were used above) and nothing else needs ordering.
+  // complete (their values were used above) and nothing else needs ordering. The .aligned forms
+  // need the whole warp converged after the loop above.
+  __syncwarp();
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
   asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
 }
 
 using Kernel = void (*)(DecodeAttentionArgs);
 
 /// Query heads per block: 2 (1 for odd groups); a group of G takes G / 2 blocks per slice, each
-/// re-reading the head's K/V (from L2): twice the blocks and half the registers of four heads
-/// per block (190 registers; capping them at 128 spilled), qwen3-8b attention 202 -> 151 us per
-/// token on the H200 (docs/PERF.md).
+/// re-reading the head's K/V (from L2). Against four heads per block: twice the blocks and
+/// 147-149 registers instead of 190; qwen3-8b attention 202 -> 140 us per token on the H200
+/// (docs/PERF.md, session 3).
 int heads_per_block(int group) { return group % 2 == 0 ? 2 : 1; }
 
 template <typename W, int D>
@@ -414,40 +425,63 @@ Kernel kernel_for(DType wtype, int group, int head_dim) {
   return nullptr;
 }
 
-bool device_has_clusters() {
-  static const bool v = [] {
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return false;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
-    return major >= 9;
-  }();
-  return v;
+int current_device() {
+  int dev = 0;
+  ATLAS_CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
 }
 
-/// Largest cluster size (power of two <= 16) the device can schedule for this kernel; sets the
-/// non-portable-size attribute the first time (not a stream operation: done before capture).
+/// Thread-block clusters need compute capability 9.0 (the kernels are built for sm_90a only).
+/// False, not an error, without a usable device.
+bool device_has_clusters() {
+  static std::mutex mu;
+  static std::map<int, bool> cache;
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(dev); it != cache.end()) return it->second;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cache[dev] = false;
+  }
+  return cache[dev] = major >= 9;
+}
+
+/// Largest cluster size (a power of two <= 16) the current device can schedule for this kernel,
+/// by the occupancy query; sets the non-portable-size attribute first (function attributes are
+/// per device; not a stream operation: the decoder calls this before any capture).
 int max_cluster(Kernel k) {
   static std::mutex mu;
-  static std::map<Kernel, int> cache;
+  static std::map<std::pair<int, Kernel>, int> cache;
+  const int dev = current_device();
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(k); it != cache.end()) return it->second;
-  int best = 8;
-  if (cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
+  if (auto it = cache.find({dev, k}); it != cache.end()) return it->second;
+  const bool non_portable = cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess;
+  if (!non_portable) (void)cudaGetLastError();  // that call's own error: the device keeps the portable limit of 8
+  int best = 1;
+  for (int size = non_portable ? kMaxSplits : 8; size > 1; size /= 2) {
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(kMaxSplits, 1, 1);
+    cfg.gridDim = dim3(size, 1, 1);
     cfg.blockDim = dim3(kThreads);
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = kMaxSplits;
+    attr[0].val.clusterDim.x = size;
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, k, &cfg) == cudaSuccess && clusters > 0) best = kMaxSplits;
+    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, k, &cfg);
+    if (e != cudaSuccess) (void)cudaGetLastError();  // clears that query's error only
+    if (e == cudaSuccess && clusters > 0) {
+      best = size;
+      break;
+    }
   }
-  (void)cudaGetLastError();  // a refused attribute or query leaves no sticky error behind
-  return cache[k] = best;
+  return cache[{dev, k}] = best;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Decode attention for one new token, by thread-block clusters (sm_90): grid (slice, kv head,
-// head pair), one cluster per (kv head, pair of its query heads) holding all S key slices.
+// head block), one cluster per (kv head, block of 2 of its query heads, 1 for odd groups)
+// holding all S key slices.
 //
 // Why a second kernel: the split-K kernel in attention.cu is a chain of barrier-separated
 // phases (q prep into shared memory, scores, softmax, P.V, key-group reduction, partial publish,

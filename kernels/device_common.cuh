@@ -81,16 +81,17 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
   return warp_max(r);
 }
 
-/// RoPE on one head by one warp: `in` holds the head's d values (already normalised),
-/// pairs are (2i, 2i+1) when interleaved, else (i, i + d/2) (Hugging Face rotate_half).
-/// theta_i = pos * base^(-2i/d) (llama2.c run.c, HF Qwen3RotaryEmbedding).
-/// cos and sin of RoPE pair i's angle at `pos`; every kernel that rotates uses this one
-/// expression, so K rows written by prefill and by decode agree bit for bit.
+/// cos and sin of RoPE pair i's angle at `pos`, theta_i = pos * base^(-2i/d) (llama2.c run.c,
+/// HF Qwen3RotaryEmbedding). Every kernel that rotates uses this one expression, so prefill and
+/// decode rotate by the same angles (the rows they write may still differ in the last bit where
+/// their RMSNorm sums run in a different order).
 __device__ __forceinline__ void rope_cos_sin(int i, int d, int pos, float base, float* c, float* s) {
   const float freq = 1.0f / powf(base, (2.0f * i) / static_cast<float>(d));
   sincosf(static_cast<float>(pos) * freq, s, c);
 }
 
+/// RoPE on one head by one warp: `in` holds the head's d values (already normalised),
+/// pairs are (2i, 2i+1) when interleaved, else (i, i + d/2) (Hugging Face rotate_half).
 template <typename F>
 __device__ __forceinline__ void rope_pairs(int d, int pos, float base, bool interleaved, F&& pair) {
   const int lane = threadIdx.x & 31;

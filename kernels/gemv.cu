@@ -175,7 +175,8 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
       row_ptrs(min(pair, pairs - 1), wr);
       load_batch(wr, c0, active);
     }
-    // The last step: let the next kernel launch and start its own weight prefetch.
+    // The last step: let the next kernel launch and start its own weight prefetch (after
+    // pdl_wait: see gemv_async_kernel).
     if (step0 + kGroups >= p1) dev::pdl_trigger();
     float acc[kRowsPerWarp] = {};
     for (int base = c0;;) {
@@ -318,7 +319,10 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
     const int pair = p0 + group + step * kGroups;
     const bool active = pair < p1;
     const int stage = it % kStages;
-    if (ch == 0 && step == steps - 1) dev::pdl_trigger();  // last step: let the next kernel launch
+    // Last step: let the next kernel launch. It must stay after pdl_wait: decode attention reads
+    // the step's RoPE table before its own wait, which is safe only because this kernel (the
+    // q/k/v projection) releases it after the embedding kernel has completed.
+    if (ch == 0 && step == steps - 1) dev::pdl_trigger();
     if (active) {
 #pragma unroll
       for (int u = 0; u < kChunk; ++u) {
@@ -491,7 +495,11 @@ int pick_ksplit(int rows, int grid) {
 int ksplit_override() {
   static const int v = [] {
     const char* e = std::getenv("ATLAS_GEMV_KSPLIT");
-    return e != nullptr ? std::atoi(e) : 0;
+    if (e == nullptr || *e == '\0') return 0;
+    const int k = std::atoi(e);
+    if (k != 1 && k != 2 && k != 4 && k != 8)
+      throw KernelError(std::string("ATLAS_GEMV_KSPLIT must be 1, 2, 4 or 8, got '") + e + "'");
+    return k;
   }();
   return v;
 }
