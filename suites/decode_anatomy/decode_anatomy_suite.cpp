@@ -175,22 +175,30 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
                  static_cast<int>(modes.size()) * (options.warmup + options.repetitions) * (source ? 2 : 1));
   std::vector<int> reference_ids;
   nlohmann::json notes = nlohmann::json::array();
-  std::vector<ModeTotals> totals;
+  std::vector<ModeTotals> totals(modes.size());
+  std::vector<std::vector<int>> plain_ids(modes.size());
+  auto mode_prefix = [&](std::size_t mi) { return mi == 0 ? std::string() : modes[mi] + "/"; };
+  auto mode_suffix = [&](std::size_t mi) { return modes[mi].empty() ? std::string() : " (" + modes[mi] + ")"; };
+  auto rep_label = [&](int rep, std::size_t mi) {
+    return (rep >= options.warmup ? "rep " + std::to_string(rep - options.warmup + 1) : std::string("warmup")) +
+           mode_suffix(mi);
+  };
+  // Every counters-off run of every mode first, then the instrumented ones: a source may stay
+  // attached to the process after its window (CUPTI does: on the H200 a decode run that followed
+  // a traced one measured ~3% slower, docs/PERF.md), so no counters-off run follows one.
   for (std::size_t mi = 0; mi < modes.size(); ++mi) {
-    const std::string& mode = modes[mi];
-    const std::string p = mi == 0 ? "" : mode + "/";
-    const std::string in_mode = mode.empty() ? "" : " (" + mode + ")";
-    if (source && !mode.empty()) source->set_mode(mode);
-    ModeTotals mt;
-    mt.mode = mode;
+    const std::string p = mode_prefix(mi), in_mode = mode_suffix(mi);
+    if (source && !modes[mi].empty()) source->set_mode(modes[mi]);
+    ModeTotals& mt = totals[mi];
+    mt.mode = modes[mi];
     for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
       const bool measured = rep >= options.warmup;
-      const std::string label = (measured ? "rep " + std::to_string(rep - options.warmup + 1) : "warmup") + in_mode;
       const DecodeRun plain = decode_run(target, prompt, cfg.decode_tokens, nullptr, nullptr);
-      progress.step("plain " + label);
+      progress.step("plain " + rep_label(rep, mi));
       if (reference_ids.empty()) reference_ids = plain.ids;
       if (plain.ids != reference_ids)
         notes.push_back("repetition " + std::to_string(rep) + in_mode + ": greedy output differs from the first run");
+      if (plain_ids[mi].empty()) plain_ids[mi] = plain.ids;
       if (plain.cached != cfg.prompt_tokens) {
         notes.push_back("decode request reused " + std::to_string(plain.cached) + " cached tokens, expected " +
                         std::to_string(cfg.prompt_tokens) + ": the first step was not a one-token forward");
@@ -208,11 +216,18 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
                "FNV-1a 32 hash of the greedy output ids (any change means the output changed)" + in_mode)
             .samples.push_back(static_cast<double>(output_fingerprint(plain.ids)));
       }
-      if (!source) continue;
+    }
+  }
+  for (std::size_t mi = 0; source && mi < modes.size(); ++mi) {
+    const std::string p = mode_prefix(mi), in_mode = mode_suffix(mi);
+    if (!modes[mi].empty()) source->set_mode(modes[mi]);
+    ModeTotals& mt = totals[mi];
+    for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
+      const bool measured = rep >= options.warmup;
       AnatomyWindow w;
       const DecodeRun inst = decode_run(target, prompt, cfg.decode_tokens, source.get(), &w);
-      progress.step("instrumented " + label);
-      if (inst.ids != plain.ids)
+      progress.step("instrumented " + rep_label(rep, mi));
+      if (inst.ids != plain_ids[mi])
         notes.push_back("repetition " + std::to_string(rep) + in_mode + ": instrumented output differs from the plain run");
       if (!measured) continue;
       mt.window.accumulate(w);
@@ -242,8 +257,7 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
         counted("copies_d2h_per_token", s.copies_d2h, "device-to-host copies per generated token");
       }
     }
-    if (source) mt.time_basis = source->time_basis();
-    totals.push_back(std::move(mt));
+    mt.time_basis = source->time_basis();
   }
   if (source) {
     if (const auto captured = source->graph_captured()) {
