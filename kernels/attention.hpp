@@ -2,7 +2,9 @@
 // Attention kernels over a KV cache laid out per layer as K,V [n_kv_heads][max_seq][head_dim]
 // (head-major, so one head's keys are contiguous), in the weight type.
 //
-// Decode: split-K ("flash-decoding", Dao et al. 2023): grid (kv head, split); each block takes
+// Decode: where the shape allows (head_dim 64/128/256, sm_90), the thread-block-cluster kernel
+// of kernels/attention_decode_cluster.hpp; otherwise the split-K kernel here.
+// Split-K ("flash-decoding", Dao et al. 2023): grid (kv head, split); each block takes
 // the G = n_heads / n_kv_heads query heads of its group over one slice of the keys, keeps an
 // online-softmax partial (max, sum, unnormalised output), and the last block of a head to finish
 // (an atomic ticket) merges the partials; with one slice the block normalises its output itself.
