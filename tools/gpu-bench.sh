@@ -25,18 +25,10 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 } > "$OUT/summary.txt" 2>&1
 cat "$OUT/summary.txt"
 
-cmake_args=(-S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATLAS_CUDA=ON "-DATLAS_DATA_DIR=$DATA")
-if [ -n "$DEPS" ]; then
-  cmake_args+=("-DCMAKE_PREFIX_PATH=$DEPS" "-DOPENSSL_INCLUDE_DIR=$DEPS/include")
-  crypto=$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so* /usr/lib64/libcrypto.so* 2>/dev/null | head -1)
-  [ -z "$crypto" ] && crypto=$(ls "$DEPS"/lib/libcrypto.so* 2>/dev/null | head -1)
-  [ -n "$crypto" ] && cmake_args+=("-DOPENSSL_CRYPTO_LIBRARY=$crypto")
-fi
-log "configure"
-cmake "${cmake_args[@]}" > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 3; }
-log "build"
-targets=(atlas_tests_gpu atlas-cuda-bench atlas-bench)
-cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" >> "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 3; }
+log "configure + build"
+# shellcheck source=tools/gpu-build.sh
+. "$(dirname "$0")/gpu-build.sh"
+gpu_build "$OUT" "$DATA" "$DEPS" atlas_tests_gpu atlas-cuda-bench atlas-bench || exit 3
 
 log "hugging face reference (tests/gpu/hf_reference.py)"
 HF_DIR=${HF_DIR:-/tmp/atlas-hf-ref}

@@ -26,6 +26,15 @@ std::string un(const PyNode& n, int ctx);
 
 std::string paren_if(bool cond, const std::string& s) { return cond ? "(" + s + ")" : s; }
 
+/// open + s + close by appends: GCC 12 warns (-Wrestrict, a false positive, GCC PR 105329) on
+/// `"[" + std::string&&` at -O2 and above.
+std::string wrap(std::string_view open, const std::string& s, std::string_view close) {
+  std::string out(open);
+  out += s;
+  out += close;
+  return out;
+}
+
 std::string join(const std::vector<PyNode>& kids, std::size_t from, std::size_t to, int ctx) {
   std::string out;
   for (std::size_t i = from; i < to; ++i) {
@@ -72,11 +81,14 @@ std::string un(const PyNode& n, int ctx) {
     }
     case PyNodeKind::slice: {
       std::string out = un(n.kids[0], P_TEST) + ":" + un(n.kids[1], P_TEST);
-      if (n.kids[2].kind != PyNodeKind::empty) out += ":" + un(n.kids[2], P_TEST);
+      if (n.kids[2].kind != PyNodeKind::empty) {
+        out += ':';
+        out += un(n.kids[2], P_TEST);
+      }
       return out;
     }
-    case PyNodeKind::list: return "[" + join(n.kids, 0, n.kids.size(), P_TEST) + "]";
-    case PyNodeKind::set: return "{" + join(n.kids, 0, n.kids.size(), P_TEST) + "}";
+    case PyNodeKind::list: return wrap("[", join(n.kids, 0, n.kids.size(), P_TEST), "]");
+    case PyNodeKind::set: return wrap("{", join(n.kids, 0, n.kids.size(), P_TEST), "}");
     case PyNodeKind::tuple: {
       std::string inner = join(n.kids, 0, n.kids.size(), P_TEST) + (n.kids.size() == 1 ? "," : "");
       return paren_if(n.kids.empty() || ctx > P_TUPLE, inner);
@@ -90,7 +102,7 @@ std::string un(const PyNode& n, int ctx) {
       }
       return out + "}";
     }
-    case PyNodeKind::starred: return "*" + un(n.kids[0], P_EXPR);
+    case PyNodeKind::starred: return wrap("*", un(n.kids[0], P_EXPR), "");
     case PyNodeKind::unary: {
       if (n.text == "not") return paren_if(ctx > P_NOT, "not " + un(n.kids[0], P_NOT));
       return paren_if(ctx > P_FACTOR, n.text + un(n.kids[0], P_FACTOR));
