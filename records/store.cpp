@@ -170,7 +170,17 @@ fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const
     for (const auto& c : commits) list += "\n  " + c;
     throw RecordError("commit prefix \"" + arg + "\" is ambiguous under " + store_dir.string() + "; candidates:" + list);
   }
-  return std::max_element(hits.begin(), hits.end(), older)->path;
+  // Newest first; a valid record wins over newer invalid ones (a run that stopped on an error
+  // must not stand in for the commit's real result), and the newest is the fallback.
+  std::sort(hits.begin(), hits.end(), [](const StoredRecord& a, const StoredRecord& b) { return older(b, a); });
+  for (const auto& h : hits) {
+    try {
+      if (read_record(h.path).valid) return h.path;
+    } catch (const atlas::Error&) {
+      // unreadable: not a candidate here; the fallback below still names the newest
+    }
+  }
+  return hits.front().path;
 }
 
 }  // namespace atlas::records

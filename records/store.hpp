@@ -44,8 +44,8 @@ std::vector<StoredRecord> list_records(const std::filesystem::path& store_dir);
 
 /// Resolves a command-line argument naming a record: an existing file path is returned as is;
 /// otherwise `arg` is a commit-ish prefix ("3f9a0c1", a full sha, or "<sha>-dirty") and the
-/// newest record under <store>/*/<arg>*/ is returned (restricted to `gate_or_suite` when not
-/// empty). When no directory matches and `repo_dir` is given, `git rev-parse arg` (e.g. "HEAD",
+/// newest valid record under <store>/*/<arg>*/ is returned (the newest of any when none is
+/// valid; restricted to `gate_or_suite` when not empty). When no directory matches and `repo_dir` is given, `git rev-parse arg` (e.g. "HEAD",
 /// "main") is tried. Throws RecordError when nothing matches, or when the prefix matches more
 /// than one commit (the message lists the candidates).
 std::filesystem::path resolve_record(const std::string& arg, const std::filesystem::path& store_dir,

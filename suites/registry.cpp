@@ -12,12 +12,15 @@ namespace atlas::suites {
 
 const std::vector<SuiteInfo>& suite_registry() {
   static const std::vector<SuiteInfo> registry{
-      {"ttft", "time to first token over prompt lengths, cold and warm; TPOT and ITL of a short decode", run_ttft_suite},
-      {"agentic", "multi-turn tool-use sessions from traces: per-turn TTFT and prefix reuse", run_agentic_suite},
+      {"ttft", "time to first token over prompt lengths, cold and warm; TPOT and ITL of a short decode", run_ttft_suite,
+       [](const SuiteOptions& o) { (void)TtftConfig::from(o); }},
+      {"agentic", "multi-turn tool-use sessions from traces: per-turn TTFT and prefix reuse", run_agentic_suite,
+       [](const SuiteOptions& o) { (void)AgenticConfig::from(o); }},
       {"decode-anatomy", "per-token decode time split by stage, with counters and an output fingerprint",
-       run_decode_anatomy_suite},
+       run_decode_anatomy_suite, [](const SuiteOptions& o) { (void)DecodeAnatomyConfig::from(o); }},
       {"bfcl", "BFCL subset: function-calling accuracy scored as BFCL's AST checker, decode tok/s, time per entry",
-       [](Target& target, const SuiteOptions& options) { return bfcl::run_bfcl_suite(target, options); }},
+       [](Target& target, const SuiteOptions& options) { return bfcl::run_bfcl_suite(target, options); },
+       [](const SuiteOptions& o) { (void)bfcl::bfcl_suite_setup(o); }},
   };
   return registry;
 }

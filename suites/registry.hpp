@@ -14,10 +14,15 @@ namespace atlas::suites {
 
 using SuiteRunFn = std::function<records::SuiteResult(Target&, const SuiteOptions&)>;
 
+using SuiteCheckFn = std::function<void(const SuiteOptions&)>;
+
 struct SuiteInfo {
   std::string name;         ///< "ttft", "agentic", "decode-anatomy", "bfcl"
   std::string description;
   SuiteRunFn run;
+  /// Parses the suite's config section (and the files it names) and throws SuiteError naming
+  /// the field, without running anything: run_suite_set checks every suite before the first runs.
+  SuiteCheckFn check;
 };
 
 /// Every suite, in the order "all" runs them.

@@ -27,14 +27,25 @@ records::SuiteResult run_suite(std::string_view name, Target& target, const Suit
   return r;
 }
 
-records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
-  // Resolve every suite's options first: a config error must stop the run before it starts.
+namespace {
+std::vector<SuiteOptions> checked_options(const SuiteSetRequest& request) {
   std::vector<SuiteOptions> options;
   for (const auto& name : request.suites) {
-    find_suite(name);
+    const SuiteInfo& info = find_suite(name);
     options.push_back(suite_options(request.config, name, request.overrides, request.progress));
     options.back().data_dir = request.data_dir;
+    if (info.check) info.check(options.back());
   }
+  return options;
+}
+}  // namespace
+
+void check_suite_set(const SuiteSetRequest& request) { (void)checked_options(request); }
+
+records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
+  // Resolve and check every suite's options first: a config error must stop the run before it
+  // starts (no suite runs, no record).
+  const std::vector<SuiteOptions> options = checked_options(request);
   records::Record rec;
   rec.start_utc = records::utc_now_iso();
   rec.run_id = records::new_run_id();

@@ -48,6 +48,11 @@ struct SuiteSetRequest {
   std::filesystem::path data_dir;   ///< passed to suites that read data (bfcl)
 };
 
+/// Checks every suite's config section (unknown fields, types, ranges, the files it names)
+/// without running anything; throws SuiteError naming the file and field. run_suite_set does
+/// this first too; callers that build an expensive target call it before.
+void check_suite_set(const SuiteSetRequest& request);
+
 /// Runs the suites in order on `target`. Fills: suites, start_utc/end_utc, gate_or_suite (the
 /// suite's name for one suite, else the config's name), config {suite_config, suite_config_file,
 /// suites, target}, endpoint (the target's provenance when it is an endpoint), run_id

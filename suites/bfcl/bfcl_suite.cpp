@@ -316,9 +316,8 @@ std::filesystem::path default_bfcl_data_dir() {
   return "data";
 }
 
-records::SuiteResult run_bfcl_suite(Target& target, const SuiteOptions& options) {
+BfclSuiteSetup bfcl_suite_setup(const SuiteOptions& options) {
   nlohmann::json section = options.config.is_object() ? options.config : nlohmann::json::object();
-  BfclSuiteConfig cfg;
   nlohmann::json merged = nlohmann::json::object();
   if (section.contains("config")) {
     if (!section["config"].is_string()) bad(options.config_source, "field 'config' must be a string, got " + section["config"].dump());
@@ -341,8 +340,12 @@ records::SuiteResult run_bfcl_suite(Target& target, const SuiteOptions& options)
     }
     merged[k] = v;
   }
-  cfg = bfcl_config_from_json(merged, options.config_source);
-  return run_bfcl_suite(target, cfg, data_dir, options.progress);
+  return {bfcl_config_from_json(merged, options.config_source), data_dir};
+}
+
+records::SuiteResult run_bfcl_suite(Target& target, const SuiteOptions& options) {
+  const BfclSuiteSetup setup = bfcl_suite_setup(options);
+  return run_bfcl_suite(target, setup.config, setup.data_dir, options.progress);
 }
 
 }  // namespace atlas::suites::bfcl

@@ -76,6 +76,13 @@ std::filesystem::path default_bfcl_data_dir();
 /// ("config": "bfcl-pr" -> suites/config/bfcl-pr.json) whose fields the section's other keys
 /// override, and "data_dir". Warmup and repetitions do not apply: each selected entry is run
 /// once (greedy decoding makes the verdicts deterministic; each entry is one timing sample).
+/// The suite's config (its section merged over the file its "config" field names, checked) and
+/// data directory (the section's data_dir, else --data-dir, else the default lookup).
+struct BfclSuiteSetup {
+  BfclSuiteConfig config;
+  std::filesystem::path data_dir;
+};
+BfclSuiteSetup bfcl_suite_setup(const SuiteOptions& options);
 records::SuiteResult run_bfcl_suite(Target& target, const SuiteOptions& options);
 
 }  // namespace atlas::suites::bfcl

@@ -96,6 +96,23 @@ TEST_CASE("resolve_record: file path, commit prefix, newest, ambiguity") {
   CHECK(atlas::records::resolve_record("aaaa111100000000000000000000000000000000-dirty", store) == pd);
 }
 
+TEST_CASE("resolve_record: a commit's newest valid record wins over newer invalid ones") {
+  const auto store = atlas::test::scratch_dir("store_resolve_valid");
+  auto good = atlas::test::sample_record("eeee000000000000000000000000000000000000", "2026-11-29T10:00:00Z");
+  auto bad = atlas::test::sample_record("eeee000000000000000000000000000000000000", "2026-11-29T11:00:00Z");
+  bad.valid = false;
+  bad.invalid_reason = "suite ttft: stopped";
+  const auto pgood = atlas::records::write_to_store(good, store);
+  const auto pbad = atlas::records::write_to_store(bad, store);
+  CHECK(atlas::records::resolve_record("eeee", store) == pgood);
+  CHECK(atlas::records::resolve_record(pbad.string(), store) == pbad);  // a file path is taken as given
+  // Only invalid records: the newest of them (diff then says INVALID).
+  auto bad2 = bad;
+  bad2.git.commit = "ffff000000000000000000000000000000000000";
+  const auto pbad2 = atlas::records::write_to_store(bad2, store);
+  CHECK(atlas::records::resolve_record("ffff", store) == pbad2);
+}
+
 TEST_CASE("resolve_record falls back to git rev-parse for symbolic names") {
   const auto sha = atlas::records::git_rev_parse(atlas::test::source_dir(), "HEAD");
   if (!sha) {

@@ -119,6 +119,25 @@ TEST_CASE("run_suite_set produces every section with samples") {
   CHECK(rec.start_utc.size() == 20);
 }
 
+TEST_CASE("a bad config field in a later suite stops the set before the first suite runs") {
+  atlas::test::FakeTarget t;
+  SuiteSetRequest req;
+  req.suites = {"ttft", "decode-anatomy"};
+  req.config = tiny_config();
+  req.config.suites["decode-anatomy"]["repetitons"] = 3;  // misspelled
+  CHECK_THROWS_WITH_AS(check_suite_set(req), doctest::Contains("field 'repetitons' is not a known option"), SuiteError);
+  CHECK_THROWS_WITH_AS(run_suite_set(t, req), doctest::Contains("suites.decode-anatomy: field 'repetitons'"), SuiteError);
+  CHECK(t.requests == 0);
+  req.config = tiny_config();
+  req.config.suites["decode-anatomy"]["decode_tokens"] = 0;  // a range the suite checks itself
+  CHECK_THROWS_WITH_AS(run_suite_set(t, req), doctest::Contains("field 'decode_tokens' must be >= 2"), SuiteError);
+  req.config = tiny_config();
+  req.config.suites["bfcl"] = {{"categories", {"no_such_category"}}};
+  req.suites = {"ttft", "bfcl"};
+  CHECK_THROWS_WITH(run_suite_set(t, req), doctest::Contains("unknown category \"no_such_category\""));
+  CHECK(t.requests == 0);
+}
+
 TEST_CASE("a failing suite marks the record invalid and the others still run") {
   atlas::test::FakeTarget t;
   t.context = 20;

@@ -101,6 +101,9 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
   req.data_dir = data_dir;
   auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
   req.progress = progress.get();
+  // Usage errors before any work: a bad table format or suite config must not cost a run.
+  (void)suites::make_table_printer(a.format);
+  suites::check_suite_set(req);
 
   if (!a.endpoint.empty()) return run_endpoint(a, eo, req);
   suites::EngineTarget target(eo);
