@@ -25,7 +25,21 @@ Engine Engine::open(const EngineOptions& opts) {
 }
 
 const Tokenizer& Engine::tokenizer() {
-  if (!model_->tokenizer) throw EngineError("engine: model '" + model_->config.name + "' has no tokenizer");
+  if (!model_->tokenizer) {
+    // Say where the loader looked, so the fix (a file beside the model, or --tokenizer) is clear.
+    const ModelSource& src = model_->source;
+    std::string looked;
+    if (src.format == "llama2c")
+      looked = "no tokenizer.bin or tok*.bin beside " + src.path.string();
+    else if (src.format == "gguf")
+      looked = src.path.string() + " carries no tokenizer.ggml.* metadata";
+    else if (src.format == "safetensors")
+      looked = "no tokenizer.json in " + src.path.string();
+    else
+      looked = "a " + src.format + " model has none of its own";
+    throw EngineError("engine: model '" + model_->config.name + "' has no tokenizer (" + looked +
+                      "); give one with --tokenizer FILE");
+  }
   return *model_->tokenizer;
 }
 

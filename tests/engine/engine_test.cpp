@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -56,6 +57,21 @@ TEST_CASE("Engine::open: a llama2.c path gives model, tokenizer, backend and ses
   Engine moved = std::move(e);  // references stay valid across moves
   CHECK(moved.session().generate(req).output_ids == rec.at("output_ids").get<std::vector<int>>());
   CHECK(&moved.session().backend() == &moved.backend());
+}
+
+TEST_CASE("a model without a tokenizer: the error says where the loader looked and how to give one") {
+  const auto dir = std::filesystem::temp_directory_path() / "atlas_engine_no_tokenizer";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto lone = dir / "stories260K.bin";
+  std::filesystem::copy_file(atlas::test::stories_bin(), lone);  // no tok512.bin beside it
+  EngineOptions o;
+  o.model = lone.string();
+  Engine e = Engine::open(o);
+  const std::string want = "no tokenizer.bin or tok*.bin beside " + lone.string();
+  CHECK_THROWS_WITH_AS(e.tokenizer(), doctest::Contains(want.c_str()), EngineError);
+  CHECK_THROWS_WITH_AS(e.tokenizer(), doctest::Contains("give one with --tokenizer FILE"), EngineError);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("Engine::open: max_seq_len, bad backends, synthetic presets") {

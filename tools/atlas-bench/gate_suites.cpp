@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
@@ -72,9 +74,21 @@ records::Record GateSuiteRunner::run(int attempt, const std::vector<std::string>
 
 gates::QuietBoxReport gate_quiet_box(const gates::QuietBoxThresholds& thresholds, bool allow_noisy) {
   if (allow_noisy) return gates::check_quiet_box(thresholds);
-  return gates::settle_quiet_box(thresholds, [&thresholds](const gates::QuietBoxReport& r) {
-    std::cerr << "quiet-box: waiting up to " << thresholds.settle_max_s << " s for the box to settle ("
-              << (r.reasons.empty() ? std::string("busy") : r.reasons.front()) << ")\n";
+  // One line when the wait starts, then one every 30 s with the time left (the check polls
+  // every 5 s: a line per poll buried the gate's output on a busy box).
+  const auto start = std::chrono::steady_clock::now();
+  long last_printed = -1;
+  return gates::settle_quiet_box(thresholds, [&](const gates::QuietBoxReport& r) {
+    const long waited =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
+    if (last_printed >= 0 && waited - last_printed < 30) return;
+    last_printed = waited;
+    const std::string why = r.reasons.empty() ? std::string("busy") : r.reasons.front();
+    if (waited == 0)
+      std::cerr << "quiet-box: waiting up to " << thresholds.settle_max_s << " s for the box to settle (" << why << ")\n";
+    else
+      std::cerr << "quiet-box: still waiting, " << waited << " s so far, at most "
+                << std::max(0L, static_cast<long>(thresholds.settle_max_s) - waited) << " s left (" << why << ")\n";
   });
 }
 

@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
   GlobalOptions global;
   app.add_option("--data-dir", global.data_dir, "Data directory holding models/ and bfcl/ (env ATLAS_DATA_DIR)");
   app.set_version_flag("--version", "atlas-bench 0.1.0");
+  app.footer(
+      "--pull-request-gate-check [GATE OPTIONS]\n"
+      "  The pull-request gate: the same as `atlas-bench gate` (gate \"pr\"); its options, e.g.\n"
+      "  --inject-decode-delay-us N (a planted slowdown the gate must catch), are `gate --help`'s.");
 
   std::vector<std::function<int()>> actions(command_registry().size());
   std::vector<CLI::App*> subs;
