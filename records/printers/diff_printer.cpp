@@ -8,9 +8,9 @@ namespace atlas::records {
 
 std::unique_ptr<DiffPrinter> make_diff_printer(std::string_view format) {
   if (format == "text") return make_text_printer();
-  if (format == "md") return make_markdown_printer();
+  if (format == "md" || format == "markdown") return make_markdown_printer();
   if (format == "json") return make_json_printer();
-  throw RecordError("unknown diff format \"" + std::string(format) + "\" (expected text, md or json)");
+  throw RecordError("unknown diff format \"" + std::string(format) + "\" (expected text, md/markdown or json)");
 }
 
 }  // namespace atlas::records

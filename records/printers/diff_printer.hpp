@@ -22,7 +22,8 @@ std::unique_ptr<DiffPrinter> make_markdown_printer();
 /// Machine-readable JSON; NaN written as null (json_printer.cpp).
 std::unique_ptr<DiffPrinter> make_json_printer();
 
-/// "text" | "md" | "json". Throws RecordError naming the bad format otherwise.
+/// "text" | "md" (or "markdown", as `run --format` spells it) | "json". Throws RecordError naming
+/// the bad format otherwise.
 std::unique_ptr<DiffPrinter> make_diff_printer(std::string_view format);
 
 }  // namespace atlas::records

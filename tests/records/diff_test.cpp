@@ -151,6 +151,12 @@ TEST_CASE("diff printers: text, md, json") {
   CHECK(j["options"]["alpha"] == 0.05);
 
   CHECK_THROWS_WITH_AS(atlas::records::make_diff_printer("csv"), doctest::Contains("\"csv\""), atlas::records::RecordError);
+  {  // "markdown", as `run --format` spells it, is the same printer as "md"
+    std::ostringstream a, b;
+    atlas::records::make_diff_printer("md")->print(diff, a);
+    atlas::records::make_diff_printer("markdown")->print(diff, b);
+    CHECK(a.str() == b.str());
+  }
 }
 
 TEST_CASE("diff warns about a side made with a test hook, an unchecked box, and A == B; every printer shows it") {

@@ -31,7 +31,7 @@ const RegisterCommand kDiff{{
           ->required();
       sub.add_option("B", args->b, "Candidate: a record file, or a commit prefix / revision")->required();
       sub.add_option("--format", args->format, "Output format")
-          ->check(CLI::IsMember({"text", "md", "json"}))
+          ->check(CLI::IsMember({"text", "md", "markdown", "json"}))
           ->capture_default_str();
       sub.add_option("--benchmarks-dir", args->store, "Record store to resolve commit prefixes in")->capture_default_str();
       sub.add_option("--gate", args->gate, "Only consider records of this gate or suite when resolving prefixes");
