@@ -33,7 +33,11 @@ struct Run {
 
 Run run(const std::string& args) {
   Run r;
-  const std::string cmd = "'" + exe().string() + "' " + args + " 2>&1";
+  std::string cmd = "'";  // appends: GCC 12's false -Wrestrict on "'" + std::string&& (PR 105329)
+  cmd += exe().string();
+  cmd += "' ";
+  cmd += args;
+  cmd += " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::array<char, 4096> buf{};
@@ -134,4 +138,34 @@ TEST_CASE("atlas-bench data verify exits 0 on good data and 3 naming missing or 
   CHECK(r.out.find("models/stories260K/tok512.bin: size 17 bytes, manifest says 6227") != std::string::npos);
   CHECK(r.out.find("models/stories260K/stories260K.bin: missing") != std::string::npos);
   CHECK(r.out.find("23 of 23 assets failed") != std::string::npos);
+}
+
+TEST_CASE("atlas-bench run: usage errors stop before any work, naming what is wrong and how to fix it") {
+  if (!have_exe()) return;
+  const auto dir = atlas::test::scratch_dir("cli_run_usage");
+  // No model under the data directory: the same hint as the gate gives.
+  const std::string nodata = (dir / "nodata").string();
+  std::string args = "--data-dir '";
+  args += nodata;
+  args += "' run --suite ttft --no-store";
+  auto r = run(args);
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("models/stories260K/stories260K.bin: no such model file or directory (give --model, or --data-dir") !=
+        std::string::npos);
+  if (!fs::is_directory(atlas::test::data_dir() / "models")) return;
+  const std::string data = "--data-dir '" + atlas::test::data_dir().string() + "' ";
+  // A bad table format and a misspelled field of a later suite: rejected before ttft runs, and
+  // nothing is stored.
+  const auto store = dir / "store";
+  r = run(data + "run --suite ttft --format json --out-dir '" + store.string() + "'");
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("json") != std::string::npos);
+  CHECK(r.out.find("[ttft") == std::string::npos);  // no progress line: nothing ran
+  const auto cfg = dir / "typo.json";
+  atlas::write_file_atomic(cfg, R"({"name": "typo", "suites": {"ttft": {"lengths": [8]}, "decode-anatomy": {"repetitons": 2}}})");
+  r = run(data + "run --suite ttft,decode-anatomy --config '" + cfg.string() + "' --out-dir '" + store.string() + "'");
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("field 'repetitons' is not a known option") != std::string::npos);
+  CHECK(r.out.find("[ttft") == std::string::npos);
+  CHECK_FALSE(fs::exists(store));
 }

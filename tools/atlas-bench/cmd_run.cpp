@@ -16,6 +16,7 @@
 #include "suites/report.hpp"
 #include "suites/runner.hpp"
 #include "tools/atlas-bench/command.hpp"
+#include "tools/atlas-bench/gate_suites.hpp"
 
 namespace atlas::cli {
 namespace {
@@ -88,7 +89,7 @@ int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::Suit
 int run_command(const RunArgs& a, const GlobalOptions& g) {
   const std::string data_dir = resolve_data_dir(g);
   engine::EngineOptions eo;
-  eo.model = a.model.empty() ? data_dir + "/models/stories260K/stories260K.bin" : a.model;
+  eo.model = model_to_open(a.model, data_dir);
   eo.tokenizer = a.tokenizer;
   eo.backend.name = a.backend;
   eo.backend.threads = a.threads;

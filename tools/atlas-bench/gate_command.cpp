@@ -27,11 +27,7 @@ JudgedRun run_judged(const GateCommandOptions& o, const gates::GateConfig& cfg, 
                      const records::MachineInfo& machine, const GlobalOptions& global) {
   JudgedRun j;
   // A missing model must not cost the settle wait: check the path the runner will open first.
-  const std::string model = o.engine.model.empty() ? default_gate_model(resolve_data_dir(global)) : o.engine.model;
-  // (A model may also be a Hugging Face directory or a "preset:<name>" spec: load_model decides.)
-  if (model.rfind("preset:", 0) != 0 && !std::filesystem::exists(model))
-    throw atlas::Error(model + ": no such model file or directory (give --model, or --data-dir / ATLAS_DATA_DIR " +
-                       "holding models/stories260K/stories260K.bin)");
+  (void)model_to_open(o.engine.model, resolve_data_dir(global));
   // Before the engine exists: every GPU compute process seen now is foreign.
   j.quiet = gate_quiet_box(cfg.quiet_box, o.allow_noisy);
   for (const auto& why : j.quiet.reasons) std::cerr << "quiet-box: " << why << "\n";

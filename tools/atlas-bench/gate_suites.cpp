@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/error.hpp"
 #include "common/sha256.hpp"
 #include "gates/nvml.hpp"
 #include "records/provenance.hpp"
@@ -19,6 +20,15 @@ namespace atlas::cli {
 
 std::string default_gate_model(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "models" / "stories260K" / "stories260K.bin").string();
+}
+
+std::string model_to_open(const std::string& model, const std::string& data_dir) {
+  const std::string path = model.empty() ? default_gate_model(data_dir) : model;
+  // (A model may also be a Hugging Face directory or a "preset:<name>" spec: load_model decides.)
+  if (path.rfind("preset:", 0) != 0 && !std::filesystem::exists(path))
+    throw atlas::Error(path + ": no such model file or directory (give --model, or --data-dir / ATLAS_DATA_DIR " +
+                       "holding models/stories260K/stories260K.bin)");
+  return path;
 }
 
 records::MachineInfo gate_machine(const std::string& backend, const std::string& machine_class) {

@@ -25,6 +25,10 @@ struct EngineChoice {
 
 /// The model a gate runs when none is given: stories260K under the data directory.
 std::string default_gate_model(const std::string& data_dir);
+/// `model` when given, else the default model under `data_dir`. A model path that does not exist
+/// (presets "preset:<name>" excepted) throws atlas::Error naming it and how to point at one:
+/// checked before any wait or load.
+std::string model_to_open(const std::string& model, const std::string& data_dir);
 
 /// This machine as a gate sees it: records::collect_machine(), and for the cuda backend the GPU
 /// name, driver and a GPU machine class from NVML ("h200", "h200-x8"); `machine_class` (when
