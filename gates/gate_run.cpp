@@ -1,6 +1,7 @@
 #include "gates/gate_run.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "gates/report.hpp"
@@ -14,6 +15,15 @@ std::vector<std::string> suites_needing_samples(const Comparison& c) {
     if (v.status == VerdictStatus::needs_more_samples) out.insert(split_metric_key(v.key).first);
   }
   return {out.begin(), out.end()};
+}
+
+/// Keys of the verdicts with `status` (and `kind`, when given), in verdict order.
+std::vector<std::string> keys_with(const Comparison& c, VerdictStatus status,
+                                   std::optional<records::MetricKind> kind = std::nullopt) {
+  std::vector<std::string> out;
+  for (const auto& v : c.verdicts)
+    if (v.status == status && (!kind || v.kind == *kind)) out.push_back(v.key);
+  return out;
 }
 
 std::vector<std::string> suites_with_timed_regressions(const Comparison& c) {
@@ -62,8 +72,9 @@ GateOutcome run_gate(const GateConfig& cfg, const Baseline& baseline, const RunS
   std::vector<std::string> suites = cfg.suites;
   bool have_record = false;
   const int max_attempts = 1 + cfg.rerun_cap;
+  std::vector<std::string> because;
   for (int attempt = 0; attempt < max_attempts && !suites.empty(); ++attempt) {
-    AttemptLog log{attempt, suites, false, ""};
+    AttemptLog log{attempt, suites, false, "", false, because};
     if (guard) guard->begin(attempt);
     records::Record r = run_suites(attempt, suites);
     if (guard) {
@@ -92,6 +103,7 @@ GateOutcome run_gate(const GateConfig& cfg, const Baseline& baseline, const RunS
     }
     out.comparison = compare(baseline, out.record, settings);
     suites = suites_needing_samples(out.comparison);
+    because = keys_with(out.comparison, VerdictStatus::needs_more_samples);
   }
   if (!have_record) {
     out.overall = Overall::inconclusive;
@@ -110,7 +122,8 @@ GateOutcome run_gate(const GateConfig& cfg, const Baseline& baseline, const RunS
     const std::vector<std::string> regressed = suites_with_timed_regressions(out.comparison);
     if (!regressed.empty()) {
       const int attempt = static_cast<int>(out.attempts.size());
-      AttemptLog log{attempt, regressed, false, "", true};
+      AttemptLog log{attempt, regressed, false, "", true,
+                     keys_with(out.comparison, VerdictStatus::regression, records::MetricKind::timed)};
       if (guard) guard->begin(attempt);
       records::Record confirm = run_suites(attempt, regressed);
       if (guard) {
@@ -210,7 +223,8 @@ nlohmann::json to_json(const AttemptLog& a) {
           {"suites", a.suites},
           {"dropped", a.dropped},
           {"drop_reason", a.drop_reason},
-          {"confirmation", a.confirmation}};
+          {"confirmation", a.confirmation},
+          {"because", a.because}};
 }
 
 }  // namespace atlas::gates

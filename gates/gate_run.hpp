@@ -43,6 +43,9 @@ struct AttemptLog {
   bool dropped = false;
   std::string drop_reason;
   bool confirmation = false;  ///< the fresh run that must reproduce a timed regression
+  /// Metric keys whose verdicts asked for this attempt: too few samples (a rerun) or a timed
+  /// regression (the confirmation); empty for the first attempt.
+  std::vector<std::string> because;
 };
 
 struct GateOutcome {

@@ -73,6 +73,11 @@ TEST_CASE("run_gate: reruns only the suites that need more samples, pooling samp
   CHECK(asked[0] == std::vector<std::string>{"ttft", "decode-anatomy"});
   CHECK(asked[1] == std::vector<std::string>{"ttft"});
   CHECK(asked[2] == std::vector<std::string>{"ttft"});  // confirmation of the timed regression
+  // Each later attempt names the metrics that asked for it (printed by the gate report).
+  CHECK(out.attempts[0].because.empty());
+  CHECK(out.attempts[1].because == std::vector<std::string>{"ttft/p50"});
+  CHECK(out.attempts[2].because == std::vector<std::string>{"ttft/p50"});
+  CHECK(out.attempts[2].confirmation);
   CHECK(out.record.suites.at("ttft").metrics.at("p50").samples.size() == 6);  // not pooled
   CHECK(out.overall == Overall::regression);
 }
@@ -226,6 +231,8 @@ TEST_CASE("printers: text table and markdown summary show metric, baseline, cand
   CHECK(t.find("+20.00%") != std::string::npos);
   CHECK(t.find("regression") != std::string::npos);
   CHECK(t.find("result: regression") != std::string::npos);
+  // The confirmation run says which metric asked for it.
+  CHECK(t.find("attempt 1: confirmation run of ttft for the timed regression of ttft/p50") != std::string::npos);
   const std::string m = md.str();
   CHECK(m.find("### atlas-bench gate `pr`: **REGRESSION**") == 0);
   CHECK(m.find("| `ttft/p50` | 100 ms | 120 ms | +20.00% | regression |") != std::string::npos);
