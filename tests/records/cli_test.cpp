@@ -77,6 +77,10 @@ TEST_CASE("atlas-bench diff resolves commit prefixes and prints every format") {
   r = run("diff aaaa bbbb --format md --benchmarks-dir '" + store.string() + "'");
   CHECK(r.rc == 0);
   CHECK(r.out.find("| **regressed** |") != std::string::npos);
+  // The spellings other commands use: --store for the store, markdown for md.
+  const Run same = run("diff aaaa bbbb --format markdown --store '" + store.string() + "'");
+  CHECK(same.rc == 0);
+  CHECK(same.out == r.out);
 
   r = run("diff aaaa cccc --benchmarks-dir '" + store.string() + "'");
   CHECK(r.rc == 3);

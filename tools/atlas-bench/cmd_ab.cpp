@@ -91,7 +91,7 @@ const RegisterCommand kAb{{
       sub.add_option("--parity-prompts", a->parity_prompts, "Prompts of the greedy parity check")
           ->capture_default_str()->check(CLI::PositiveNumber);
       sub.add_flag("--no-parity", a->no_parity, "Skip the parity check");
-      sub.add_option("--out-dir", a->out_dir, "Record store directory")->capture_default_str();
+      sub.add_option("--out-dir,--store", a->out_dir, "Record store directory (.benchmarks)")->capture_default_str();
       sub.add_option("--format", a->format, "Table: text | markdown")->capture_default_str();
       sub.add_flag("--no-store", a->no_store, "Do not write a record");
       return [a, &g] { return ab_command(*a, g); };

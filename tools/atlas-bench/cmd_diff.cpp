@@ -33,7 +33,7 @@ const RegisterCommand kDiff{{
       sub.add_option("--format", args->format, "Output format")
           ->check(CLI::IsMember({"text", "md", "markdown", "json"}))
           ->capture_default_str();
-      sub.add_option("--benchmarks-dir", args->store, "Record store to resolve commit prefixes in")->capture_default_str();
+      sub.add_option("--benchmarks-dir,--store", args->store, "Record store to resolve commit prefixes in")->capture_default_str();
       sub.add_option("--gate", args->gate, "Only consider records of this gate or suite when resolving prefixes");
       sub.add_option("--alpha", args->options.alpha, "Significance level of the two-sided Mann-Whitney U test")
           ->check(CLI::Range(0.0, 1.0))

@@ -79,10 +79,10 @@ const RegisterCommand kRecords{{
     [](CLI::App& sub, const GlobalOptions&) -> std::function<int()> {
       auto args = std::make_shared<RecordsArgs>();
       sub.require_subcommand(1);
-      sub.add_option("--benchmarks-dir", args->store, "Record store")->capture_default_str();
+      sub.add_option("--benchmarks-dir,--store", args->store, "Record store")->capture_default_str();
 
       CLI::App* ls = sub.add_subcommand("list", "List records, oldest first: UTC, machine class, commit, gate, path");
-      ls->add_option("--benchmarks-dir", args->store, "Record store")->capture_default_str();
+      ls->add_option("--benchmarks-dir,--store", args->store, "Record store")->capture_default_str();
       ls->add_option("--machine-class", args->machine_class, "Only this machine class");
       ls->add_option("--commit", args->commit, "Only commits starting with this prefix");
       ls->add_option("--gate", args->gate, "Only this gate or suite");
@@ -90,7 +90,7 @@ const RegisterCommand kRecords{{
 
       CLI::App* mg = sub.add_subcommand(
           "merge", "Merge the records of the shards of one run (same commit); writes --out, else into the store");
-      mg->add_option("--benchmarks-dir", args->store, "Record store (inputs may be commit prefixes; output goes here)")
+      mg->add_option("--benchmarks-dir,--store", args->store, "Record store (inputs may be commit prefixes; output goes here)")
           ->capture_default_str();
       mg->add_option("--out", args->out, "Write the merged record to this file (must not exist)");
       mg->add_option("IN", args->inputs, "Shard records (files or commit prefixes)")->required()->expected(1, -1);

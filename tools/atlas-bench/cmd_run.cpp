@@ -142,7 +142,7 @@ const RegisterCommand kRun{{
       sub.add_option("--repetitions", a->repetitions, "Measured repetitions per suite (overrides the config)")
           ->check(CLI::PositiveNumber);
       sub.add_option("--seed", a->seed, "Seed of every synthetic input (overrides the config)");
-      sub.add_option("--out-dir", a->out_dir, "Record store directory")->capture_default_str();
+      sub.add_option("--out-dir,--store", a->out_dir, "Record store directory (.benchmarks)")->capture_default_str();
       sub.add_option("--format", a->format, "Tables: text | markdown")->capture_default_str();
       sub.add_flag("--no-store", a->no_store, "Print results without writing a record");
       sub.add_option("--endpoint", a->endpoint,
