@@ -12,6 +12,7 @@ namespace {
 
 using atlas::suites::bfcl::BfclEntry;
 using atlas::suites::bfcl::OutputFormat;
+using atlas::test::bfcl::cat;
 using atlas::test::bfcl::entry;
 using atlas::test::bfcl::fn;
 
@@ -28,48 +29,48 @@ struct Case {
 const std::map<std::string, BfclEntry>& fixtures() {
   static const std::map<std::string, BfclEntry> f = [] {
     std::map<std::string, BfclEntry> m;
-    const std::string fact = "[" + fn("math.factorial", R"({"number": {"type": "integer"}})", R"(["number"])") + "]";
+    const std::string fact = cat({"[", fn("math.factorial", R"({"number": {"type": "integer"}})", R"(["number"])"), "]"});
     m["fact"] = entry("simple_python_900", fact, R"([{"math.factorial": {"number": [5]}}])");
-    const std::string area = "[" + fn("calc_area", R"({"base": {"type": "integer"}, "height": {"type": "integer"}, "unit": {"type": "string"}})",
-                                      R"(["base", "height"])") + "]";
+    const std::string area = cat({"[", fn("calc_area", R"({"base": {"type": "integer"}, "height": {"type": "integer"}, "unit": {"type": "string"}})",
+                                      R"(["base", "height"])"), "]"});
     m["area"] = entry("simple_python_901", area, R"([{"calc_area": {"base": [10], "height": [5], "unit": ["units", ""]}}])");
     m["area_unit_needed"] = entry("simple_python_902", area, R"([{"calc_area": {"base": [10], "height": [5], "unit": ["units"]}}])");
     m["area_no_unit_in_gt"] = entry("simple_python_903", area, R"([{"calc_area": {"base": [10], "height": [5]}}])");
-    const std::string flt = "[" + fn("f", R"({"x": {"type": "float"}})", R"(["x"])") + "]";
+    const std::string flt = cat({"[", fn("f", R"({"x": {"type": "float"}})", R"(["x"])"), "]"});
     m["float"] = entry("simple_python_904", flt, R"([{"f": {"x": [2.0]}}])");
-    const std::string arr = "[" + fn("g", R"({"values": {"type": "array", "items": {"type": "float"}}})", R"(["values"])") + "]";
+    const std::string arr = cat({"[", fn("g", R"({"values": {"type": "array", "items": {"type": "float"}}})", R"(["values"])"), "]"});
     m["arr_float"] = entry("simple_python_905", arr, R"([{"g": {"values": [[1.0, 3.0]]}}])");
     m["arr_float_int_gt"] = entry("simple_python_906", arr, R"([{"g": {"values": [[0, 5]]}}])");
-    const std::string arr_s = "[" + fn("g2", R"({"cities": {"type": "array", "items": {"type": "string"}}})", R"(["cities"])") + "]";
+    const std::string arr_s = cat({"[", fn("g2", R"({"cities": {"type": "array", "items": {"type": "string"}}})", R"(["cities"])"), "]"});
     m["arr_str"] = entry("simple_python_907", arr_s, R"([{"g2": {"cities": [["New York", "Boston"]]}}])");
-    const std::string dict = "[" + fn("book", R"({"opts": {"type": "dict"}})", R"(["opts"])") + "]";
+    const std::string dict = cat({"[", fn("book", R"({"opts": {"type": "dict"}})", R"(["opts"])"), "]"});
     m["dict"] = entry("simple_python_908", dict, R"([{"book": {"opts": [{"city": ["NYC", "New York"], "nights": [2, ""]}]}}])");
     m["dict_two_keys"] = entry("simple_python_909", dict, R"([{"book": {"opts": [{"city": ["NYC"], "date": ["2024"]}]}}])");
-    const std::string dict_opt = "[" + fn("book", R"({"opts": {"type": "dict"}})") + "]";
+    const std::string dict_opt = cat({"[", fn("book", R"({"opts": {"type": "dict"}})"), "]"});
     m["dict_only_omit"] = entry("simple_python_910", dict_opt, R"([{"book": {"opts": [""]}}])");
-    const std::string ld = "[" + fn("order", R"({"items": {"type": "array", "items": {"type": "dict"}}})", R"(["items"])") + "]";
+    const std::string ld = cat({"[", fn("order", R"({"items": {"type": "array", "items": {"type": "dict"}}})", R"(["items"])"), "]"});
     m["list_dict"] = entry("simple_python_911", ld, R"([{"order": {"items": [[{"name": ["apple"], "qty": [2]}]]}}])");
     m["list_dict_empty_gt"] = entry("simple_python_912", ld, R"([{"order": {"items": []}}])");
-    const std::string tup = "[" + fn("pt", R"({"coords": {"type": "tuple", "items": {"type": "integer"}}})", R"(["coords"])") + "]";
+    const std::string tup = cat({"[", fn("pt", R"({"coords": {"type": "tuple", "items": {"type": "integer"}}})", R"(["coords"])"), "]"});
     m["tuple"] = entry("simple_python_913", tup, R"([{"pt": {"coords": [[1, 2]]}}])");
-    const std::string flag = "[" + fn("flag", R"({"on": {"type": "boolean"}})", R"(["on"])") + "]";
+    const std::string flag = cat({"[", fn("flag", R"({"on": {"type": "boolean"}})", R"(["on"])"), "]"});
     m["bool"] = entry("simple_python_914", flag, R"([{"flag": {"on": [true]}}])");
-    const std::string s = "[" + fn("s", R"({"mode": {"type": "string"}})", R"(["mode"])") + "]";
+    const std::string s = cat({"[", fn("s", R"({"mode": {"type": "string"}})", R"(["mode"])"), "]"});
     m["str_gt_bool"] = entry("live_simple_915-0-0", s, R"([{"s": {"mode": [true]}}])");
-    const std::string n = "[" + fn("n", R"({"k": {"type": "integer"}})") + "]";
+    const std::string n = cat({"[", fn("n", R"({"k": {"type": "integer"}})"), "]"});
     m["int_dontcare"] = entry("live_simple_916-0-0", n, R"([{"n": {"k": ["", "dontcare"]}}])");
     m["int_null"] = entry("live_simple_917-0-0", n, R"([{"n": {"k": ["", null]}}])");
-    const std::string any = "[" + fn("a", R"({"v": {"type": "any"}})", R"(["v"])") + "]";
+    const std::string any = cat({"[", fn("a", R"({"v": {"type": "any"}})", R"(["v"])"), "]"});
     m["any"] = entry("simple_python_918", any, R"([{"a": {"v": ["X"]}}])");
-    const std::string two = "[" + fn("add", R"({"x": {"type": "integer"}})", R"(["x"])") + ", " +
-                            fn("sub", R"({"x": {"type": "integer"}})", R"(["x"])") + "]";
+    const std::string two = cat({"[", fn("add", R"({"x": {"type": "integer"}})", R"(["x"])"), ", " +
+                            fn("sub", R"({"x": {"type": "integer"}})", R"(["x"])"), "]"});
     m["multiple"] = entry("multiple_919", two, R"([{"sub": {"x": [1]}}])");
     m["live_multiple"] = entry("live_multiple_920-0-0", two, R"([{"sub": {"x": [1]}}])");
-    const std::string one = "[" + fn("f", R"({"x": {"type": "integer"}})", R"(["x"])") + "]";
+    const std::string one = cat({"[", fn("f", R"({"x": {"type": "integer"}})", R"(["x"])"), "]"});
     m["parallel"] = entry("parallel_921", one, R"([{"f": {"x": [1, 2]}}, {"f": {"x": [1]}}])");
     m["live_parallel"] = entry("live_parallel_922-0-0", one, R"([{"f": {"x": [1, 2]}}, {"f": {"x": [1]}}])");
-    const std::string fg = "[" + fn("f", R"({"x": {"type": "integer"}})", R"(["x"])") + ", " +
-                           fn("g", R"({"y": {"type": "integer"}})", R"(["y"])") + "]";
+    const std::string fg = cat({"[", fn("f", R"({"x": {"type": "integer"}})", R"(["x"])"), ", " +
+                           fn("g", R"({"y": {"type": "integer"}})", R"(["y"])"), "]"});
     m["parallel_multiple"] = entry("parallel_multiple_923", fg, R"([{"g": {"y": [1]}}, {"f": {"x": [2]}}])");
     m["live_parallel_multiple"] = entry("live_parallel_multiple_924-0-0", fg, R"([{"g": {"y": [1]}}, {"f": {"x": [2]}}])");
     m["live_simple"] = entry("live_simple_925-0-0", fact, R"([{"math.factorial": {"number": [5]}}])");
