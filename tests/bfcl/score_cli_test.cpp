@@ -2,15 +2,14 @@
 // (env ATLAS_BENCH_EXE, set by ctest).
 #include <doctest/doctest.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 #include "suites/bfcl/bfcl_error.hpp"
 #include "suites/bfcl/score_printer.hpp"
+#include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas::suites::bfcl;
@@ -70,14 +69,8 @@ struct Run {
 };
 
 Run run(const std::string& cmd) {
-  Run r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const atlas::test::ShellResult r = atlas::test::run_shell(cmd + " 2>&1");
+  return {r.rc, r.out};
 }
 
 }  // namespace

@@ -3,9 +3,7 @@
 // comparison, in-process on the same model. The records must be comparable: the same metric
 // names, the transport and the /v1/models answer recorded, one sample per request asked for.
 // Binaries from $ATLAS_SERVE_EXE and $ATLAS_BENCH_EXE (set by tests/CMakeLists.txt).
-#include <sys/wait.h>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/run_process.hpp"
 #include "tests/serve_process.hpp"
 #include "tests/test_data.hpp"
 
@@ -34,13 +33,14 @@ struct BenchRun {
 /// Runs atlas-bench with `args` (already quoted) and loads the record it wrote.
 BenchRun bench(const std::string& exe, const std::string& args) {
   BenchRun r;
-  const std::string cmd = "'" + exe + "' " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::string cmd = "'";
+  cmd += exe;
+  cmd += "' ";
+  cmd += args;
+  cmd += " 2>&1";
+  const atlas::test::ShellResult run = atlas::test::run_shell(cmd);
+  r.rc = run.rc;
+  r.out = run.out;
   INFO(r.out);
   REQUIRE(r.rc == 0);
   const auto at = r.out.rfind("\nrecord: ");

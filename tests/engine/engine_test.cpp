@@ -1,7 +1,6 @@
 // The Engine facade (load_model + backend + session) and the `atlas-bench generate` command.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "engine/error.hpp"
 #include "engine/formats/presets.hpp"
 #include "tests/engine/random_model.hpp"
+#include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas::engine;
@@ -32,13 +32,9 @@ nlohmann::json golden(const std::string& id) {
 }
 
 std::string run(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::array<char, 4096> buf;
-  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
-  *status = ::pclose(p);
-  return out;
+  atlas::test::ShellResult r = atlas::test::run_shell(cmd);
+  *status = r.rc;
+  return std::move(r.out);
 }
 }  // namespace
 
@@ -116,7 +112,7 @@ TEST_CASE("atlas-bench generate --json reproduces the golden greedy run") {
   CHECK(status == 0);
   CHECK(text == rec.at("output_text").get<std::string>() + "\n");
   run(std::string(exe) + " generate --model /nonexistent.bin --prompt x 2>/dev/null", &status);
-  CHECK(WEXITSTATUS(status) == 3);
+  CHECK(status == 3);
 }
 
 TEST_CASE("presets tiny-llama and tiny-qwen3: the CPU backend equals the float64 reference") {

@@ -1,9 +1,6 @@
 // End-to-end checks of the records commands through the atlas-bench binary.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +12,7 @@
 #include "records/record_io.hpp"
 #include "records/store.hpp"
 #include "tests/records/fixture.hpp"
+#include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
 
 namespace fs = std::filesystem;
@@ -26,25 +24,15 @@ fs::path exe() {
   return fs::path(ATLAS_BINARY_DIR) / "tools" / "atlas-bench";
 }
 
-struct Run {
-  int rc = -1;
-  std::string out;  // stdout and stderr
-};
+using Run = atlas::test::ShellResult;
 
 Run run(const std::string& args) {
-  Run r;
   std::string cmd = "'";  // appends: GCC 12's false -Wrestrict on "'" + std::string&& (PR 105329)
   cmd += exe().string();
   cmd += "' ";
   cmd += args;
   cmd += " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return atlas::test::run_shell(cmd);
 }
 
 bool have_exe() {
