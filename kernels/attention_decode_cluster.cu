@@ -153,27 +153,30 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
   const bool interleaved = a.prep.rope_interleaved;
   float cs[V], sn[V];
   if (a.rope_cs != nullptr) {
-    // This lane's elements use V consecutive pairs (half layout) or V / 2 (interleaved).
-    // (t[] is indexed through the runtime layout flag, so it sits in local memory: one branch
-    // per layout with constant indices would keep it in registers; not yet measured.)
-    const int p0 = interleaved ? li * V / 2 : (li * V) % (D / 2);
-    constexpr int kPairs = V;  // floats loaded: 2 per pair, 4 per float4
-    float t[2 * kPairs];
+    // This lane's elements use V consecutive pairs (half layout) or V / 2 (interleaved); one
+    // branch per layout so that every index is a compile-time constant (registers, not the
+    // local memory a runtime-indexed staging array took).
+    const float4* tab = reinterpret_cast<const float4*>(a.rope_cs);
+    if (interleaved) {
+      const int p0 = li * V / 2;
 #pragma unroll
-    for (int c = 0; c < 2 * kPairs; c += 4) {
-      if (!interleaved || c < kPairs) {
-        const float4 v = __ldcg(reinterpret_cast<const float4*>(a.rope_cs + 2 * p0 + c));
-        t[c] = v.x;
-        t[c + 1] = v.y;
-        t[c + 2] = v.z;
-        t[c + 3] = v.w;
+      for (int c = 0; c < V / 2; c += 2) {  // pairs p0 + c and p0 + c + 1: one float4
+        const float4 v = __ldcg(tab + (p0 + c) / 2);
+        cs[2 * c] = cs[2 * c + 1] = v.x;
+        sn[2 * c] = sn[2 * c + 1] = v.y;
+        cs[2 * c + 2] = cs[2 * c + 3] = v.z;
+        sn[2 * c + 2] = sn[2 * c + 3] = v.w;
       }
-    }
+    } else {
+      const int p0 = (li * V) % (D / 2);
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      const int p = interleaved ? e / 2 : e;
-      cs[e] = t[2 * p];
-      sn[e] = t[2 * p + 1];
+      for (int e = 0; e < V; e += 2) {  // pairs p0 + e and p0 + e + 1
+        const float4 v = __ldcg(tab + (p0 + e) / 2);
+        cs[e] = v.x;
+        sn[e] = v.y;
+        cs[e + 1] = v.z;
+        sn[e + 1] = v.w;
+      }
     }
   } else {
 #pragma unroll
