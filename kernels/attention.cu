@@ -78,9 +78,8 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   // before the PDL wait, so the first K vectors stream while the q/k/v projection drains.
   const int pos = *a.pos;
   const int len = pos + 1;
-  const int chunk = (len + S - 1) / S;
-  const int t0 = split * chunk;
-  const int t1 = min(len, t0 + chunk);
+  const dev::KeySlice slice = dev::key_slice(len, S, split);
+  const int t0 = slice.t0, t1 = slice.t1;
   const int n = max(0, t1 - t0);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
   const float scale = rsqrtf(static_cast<float>(d));

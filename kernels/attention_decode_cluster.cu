@@ -124,9 +124,8 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
   // wait, so the first K/V batch streams while the q/k/v projection drains.
   const int pos = *a.pos;
   const int len = pos + 1;
-  const int chunk = (len + S - 1) / S;
-  const int t0 = split * chunk;
-  const int t1 = min(len, t0 + chunk);
+  const dev::KeySlice slice = dev::key_slice(len, S, split);
+  const int t0 = slice.t0, t1 = slice.t1;
   const int tend = min(t1, pos);  // cached keys of this slice; the new key is scored apart
   const int nb = tend > t0 ? (tend - t0 + kBatch - 1) / kBatch : 0;
   const bool owner = pos >= t0 && pos < t1;

@@ -81,6 +81,18 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
   return warp_max(r);
 }
 
+/// Keys [t0, t1) of slice `split` when a KV length `len` (= pos + 1) is cut into S slices of
+/// ceil(len / S) keys; the last slices are shorter or empty (t1 <= t0). Both decode attention
+/// kernels (split-K and cluster) slice this way.
+struct KeySlice {
+  int t0, t1;
+};
+__device__ __forceinline__ KeySlice key_slice(int len, int S, int split) {
+  const int chunk = (len + S - 1) / S;
+  const int t0 = split * chunk;
+  return {t0, min(len, t0 + chunk)};
+}
+
 /// cos and sin of RoPE pair i's angle at `pos`, theta_i = pos * base^(-2i/d) (llama2.c run.c,
 /// HF Qwen3RotaryEmbedding). Every kernel that rotates uses this one expression, so prefill and
 /// decode rotate by the same angles (the rows they write may still differ in the last bit where

@@ -111,6 +111,46 @@ __device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, co
   __syncthreads();
 }
 
+/// End of a row pair, both variants: reduce the lanes' sums, then the pair's KSplit slices in
+/// shared memory in a fixed order (deterministic), and store from lane 0 of slice 0. Every
+/// thread of the block must call it (barriers when KSplit > 1).
+template <typename W, GemvOutput Out, int KSplit>
+__device__ __forceinline__ void finish_pair(float (&acc)[kRowsPerWarp], float (&red)[kWarps][kRowsPerWarp], int pair,
+                                            bool active, int rows, void* __restrict__ yout) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int group = warp / KSplit, slice = warp % KSplit;
+#pragma unroll
+  for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::warp_sum(acc[r]);
+  if constexpr (KSplit > 1) {
+    if (lane == 0)
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r) red[warp][r] = acc[r];
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < KSplit; ++j) sum += red[group * KSplit + j][r];
+      acc[r] = sum;
+    }
+    __syncthreads();
+  }
+  if (lane != 0 || slice != 0 || !active) return;
+  const int row0 = pair * kRowsPerWarp;
+  if constexpr (Out == GemvOutput::swiglu) {
+    const float g = acc[0], u = acc[1];
+    static_cast<W*>(yout)[pair] = dev::from_f32<W>(g / (1.0f + expf(-g)) * u);
+  } else {
+    float* y = static_cast<float*>(yout);
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      if (row0 + r >= rows) break;
+      if constexpr (Out == GemvOutput::add) y[row0 + r] += acc[r];
+      else y[row0 + r] = acc[r];
+    }
+  }
+}
+
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
@@ -193,37 +233,7 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
       if (!active || base >= nvec) break;
       load_batch(wr, base, true);
     }
-#pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::warp_sum(acc[r]);
-    if constexpr (KSplit > 1) {
-      // Slices of one pair meet in shared memory, summed in a fixed order (deterministic).
-      if (lane == 0)
-#pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) red[warp][r] = acc[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        float s = 0.0f;
-#pragma unroll
-        for (int j = 0; j < KSplit; ++j) s += red[group * KSplit + j][r];
-        acc[r] = s;
-      }
-      __syncthreads();
-    }
-    if (lane != 0 || slice != 0 || !active) continue;
-    const int row0 = pair * kRowsPerWarp;
-    if constexpr (Out == GemvOutput::swiglu) {
-      const float g = acc[0], u = acc[1];
-      static_cast<W*>(yout)[pair] = dev::from_f32<W>(g / (1.0f + expf(-g)) * u);
-    } else {
-      float* y = static_cast<float*>(yout);
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        if (row0 + r >= rows) break;
-        if constexpr (Out == GemvOutput::add) y[row0 + r] += acc[r];
-        else y[row0 + r] = acc[r];
-      }
-    }
+    finish_pair<W, Out, KSplit>(acc, red, pair, active, rows, yout);
   }
 }
 
@@ -335,38 +345,7 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
       }
     }
     if (ch != nchunk - 1) continue;
-    // End of a pair: reduce and store.
-#pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = dev::warp_sum(acc[r]);
-    if constexpr (KSplit > 1) {
-      if (lane == 0)
-#pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) red[warp][r] = acc[r];
-      __syncthreads();
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < KSplit; ++j) sum += red[group * KSplit + j][r];
-        acc[r] = sum;
-      }
-      __syncthreads();
-    }
-    if (lane == 0 && slice == 0 && active) {
-      const int row0 = pair * kRowsPerWarp;
-      if constexpr (Out == GemvOutput::swiglu) {
-        const float g = acc[0], u = acc[1];
-        static_cast<W*>(yout)[pair] = dev::from_f32<W>(g / (1.0f + expf(-g)) * u);
-      } else {
-        float* y = static_cast<float*>(yout);
-#pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) {
-          if (row0 + r >= rows) break;
-          if constexpr (Out == GemvOutput::add) y[row0 + r] += acc[r];
-          else y[row0 + r] = acc[r];
-        }
-      }
-    }
+    finish_pair<W, Out, KSplit>(acc, red, pair, active, rows, yout);
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) acc[r] = 0.0f;
   }

@@ -39,11 +39,8 @@ double rel_l2(std::span<const float> a, const std::vector<double>& b) {
 void check_against_reference(const engine::ModelConfig& cfg, kernels::DType wtype, bool graphs, int prompt_len,
                              int steps, double tol, bool relative, int prefill_chunk = 0) {
   auto host = random_model(cfg, 1234);
-  DecoderOptions o;
+  DecoderOptions o = decoder_options(wtype, cfg.max_seq_len, graphs);
   o.max_prefill_chunk = prefill_chunk;
-  o.wtype = wtype;
-  o.max_seq = cfg.max_seq_len;
-  o.graphs = graphs;
   CudaDecoder dec(host.model, o);
   Reference ref(host.model, wtype == kernels::DType::bf16);
   std::vector<int> prompt(prompt_len);
@@ -104,10 +101,7 @@ TEST_CASE("graph replay and eager decode give bit-identical tokens and logits; c
   ATLAS_REQUIRE_GPU();
   for (auto wtype : {kernels::DType::bf16, kernels::DType::f32}) {
     auto host = random_model(tiny_qwen3(), 99);
-    DecoderOptions o;
-    o.wtype = wtype;
-    o.max_seq = 640;
-    o.graphs = true;
+    DecoderOptions o = decoder_options(wtype, 640);
     CudaDecoder g(host.model, o);
     o.graphs = false;
     CudaDecoder e(host.model, o);
@@ -144,9 +138,7 @@ TEST_CASE("graph replay and eager decode give bit-identical tokens and logits; c
 TEST_CASE("a layer's veto turns decode eager and is reported") {
   ATLAS_REQUIRE_GPU();
   auto host = random_model(tiny_llama(), 7);
-  DecoderOptions o;
-  o.wtype = kernels::DType::f32;
-  o.max_seq = 64;
+  DecoderOptions o = decoder_options(kernels::DType::f32, 64);
   o.veto_layer = 1;
   CudaDecoder dec(host.model, o);
   const auto v = dec.vetoes();
@@ -162,9 +154,7 @@ TEST_CASE("a layer's veto turns decode eager and is reported") {
 TEST_CASE("context overflow and bad token ids are errors naming the value") {
   ATLAS_REQUIRE_GPU();
   auto host = random_model(tiny_llama(), 7);
-  DecoderOptions o;
-  o.wtype = kernels::DType::f32;
-  o.max_seq = 16;
+  const DecoderOptions o = decoder_options(kernels::DType::f32, 16);
   CudaDecoder dec(host.model, o);
   std::vector<int> too_long(17, 1);
   CHECK_THROWS_WITH_AS(dec.run(too_long, 0, false), doctest::Contains("max_seq_len 16"), atlas::Error);
@@ -177,9 +167,7 @@ TEST_CASE("context overflow and bad token ids are errors naming the value") {
 TEST_CASE("device temperature sampling draws from softmax(logits / T); a seed fixes the draw; graph == eager") {
   ATLAS_REQUIRE_GPU();
   auto host = random_model(tiny_qwen3(), 31);
-  DecoderOptions o;
-  o.wtype = kernels::DType::f32;
-  o.max_seq = 64;
+  DecoderOptions o = decoder_options(kernels::DType::f32, 64);
   CudaDecoder g(host.model, o);
   o.graphs = false;
   CudaDecoder e(host.model, o);

@@ -12,15 +12,11 @@
 using namespace atlas;
 using namespace atlas::test::gpu;
 using engine::cuda::CudaDecoder;
-using engine::cuda::DecoderOptions;
 
 TEST_CASE("CUPTI maps replayed graph kernels to stages by node id, eager kernels by launch order") {
   ATLAS_REQUIRE_GPU();
   auto host = random_model(tiny_qwen3(), 7);
-  DecoderOptions o;
-  o.wtype = kernels::DType::bf16;
-  o.max_seq = 256;
-  CudaDecoder dec(host.model, o);
+  CudaDecoder dec(host.model, decoder_options(kernels::DType::bf16, 256));
   std::vector<int> prompt = {3, 1, 4, 1, 5};
   int tok = dec.run(prompt, 0, false);
   int pos = static_cast<int>(prompt.size());

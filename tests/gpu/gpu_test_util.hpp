@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cuda/cuda_decoder.hpp"
 #include "engine/model.hpp"
 
 namespace atlas::test::gpu {
@@ -53,6 +54,16 @@ inline float round_bf16(float v) {
   float r;
   std::memcpy(&r, &u, 4);
   return r;
+}
+
+/// Decoder options the GPU tests start from: weight type, KV capacity and graph replay; the
+/// rest are DecoderOptions' defaults.
+inline engine::cuda::DecoderOptions decoder_options(kernels::DType wtype, int max_seq, bool graphs = true) {
+  engine::cuda::DecoderOptions o;
+  o.wtype = wtype;
+  o.max_seq = max_seq;
+  o.graphs = graphs;
+  return o;
 }
 
 /// A model whose weights live in vectors owned here (Model's spans point into them).
