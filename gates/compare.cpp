@@ -25,11 +25,12 @@ double worsening(records::Better better, double baseline, double candidate) {
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 Verdict judge_exact(Verdict v, const BaselineMetric& b, double cand) {
-  if (is_identity_unit(b.unit)) {
+  if (records::is_identity_unit(b.unit)) {
     v.rule = "identity";
     v.status = cand == b.value ? VerdictStatus::same : VerdictStatus::regression;
     v.why = cand == b.value ? "output fingerprint unchanged"
-                            : "output fingerprint changed (" + fmt(b.value) + " -> " + fmt(cand) +
+                            : "output fingerprint changed (" + records::identity_hex(b.value) + " -> " +
+                                  records::identity_hex(cand) +
                                   "): generated tokens differ; `baseline accept` if intended";
     return v;
   }
@@ -128,14 +129,6 @@ Verdict judge_timed(Verdict v, const BaselineMetric& b, const records::Metric& c
 
 }  // namespace
 
-bool is_identity_unit(const std::string& unit) {
-  static const char* const kHashUnits[] = {"fnv1a32", "fnv1a64", "sha256", "hash", "fingerprint"};
-  for (const char* h : kHashUnits) {
-    if (unit == h) return true;
-  }
-  return false;
-}
-
 CompareSettings compare_settings(const GateConfig& c) {
   return {c.min_samples, c.alpha, c.noise_confidence, c.noise_resamples};
 }
@@ -225,7 +218,9 @@ Verdict judge_metric(const std::string& key, const BaselineMetric* b, const reco
             records::to_string(b->better) + ": update the baseline with `baseline accept`";
     return v;
   }
-  if (b->value != 0) v.delta_pct = 100.0 * (*v.candidate_value - b->value) / std::fabs(b->value);
+  // A percentage of a hash means nothing.
+  if (b->value != 0 && !records::is_identity_unit(b->unit))
+    v.delta_pct = 100.0 * (*v.candidate_value - b->value) / std::fabs(b->value);
   if (b->kind == records::MetricKind::timed) return judge_timed(std::move(v), *b, *c, s);
   const double cand = *v.candidate_value;
   return judge_exact(std::move(v), *b, cand);

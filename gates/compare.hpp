@@ -2,7 +2,7 @@
 // Per-metric verdicts: a record (candidate) against a BASELINE.
 //
 // Rules (docs/gates.md has the full text and sources):
-// - counted metrics whose unit is a hash (is_identity_unit) are identities: any change fails.
+// - counted metrics whose unit is a hash (records::is_identity_unit) are identities: any change fails.
 // - counted and accuracy metrics are exact: candidate median worse than the baseline value by
 //   any amount = regression, better = improved (CodSpeed/rustc-perf treat deterministic counts
 //   this way).
@@ -91,11 +91,6 @@ Overall overall_of(const std::vector<Verdict>& verdicts);
 
 /// Measured noise of one sample set: half-width of its bootstrap CI of the median (0 for < 2).
 double median_ci_half_width(const std::vector<double>& samples, const CompareSettings& s);
-
-/// Units that name a hash (fnv1a32, fnv1a64, sha256, hash, fingerprint): such counted metrics are
-/// identities, not quantities, so any change is a regression and nothing is "better" (an output
-/// fingerprint that changes means the generated tokens changed; MLPerf TEST06-style check).
-bool is_identity_unit(const std::string& unit);
 
 /// Candidate value of a metric as gates use it: the median of its samples.
 double candidate_value(const records::Metric& m);

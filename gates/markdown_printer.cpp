@@ -34,8 +34,8 @@ void table(const std::vector<const Verdict*>& rows, std::ostream& out) {
   out << "| metric | baseline | candidate | delta | verdict | why |\n|---|---:|---:|---:|---|---|\n";
   for (const auto* v : rows) {
     const std::string unit = v->unit.empty() ? "" : " " + v->unit;
-    out << "| `" << cell(v->key) << "` | " << format_value(v->baseline_value) << (v->baseline_value ? unit : "") << " | "
-        << format_value(v->candidate_value) << (v->candidate_value ? unit : "") << " | " << format_delta_pct(v->delta_pct)
+    out << "| `" << cell(v->key) << "` | " << format_value(v->baseline_value, v->unit) << (v->baseline_value ? unit : "") << " | "
+        << format_value(v->candidate_value, v->unit) << (v->candidate_value ? unit : "") << " | " << format_delta_pct(v->delta_pct)
         << " | " << to_string(v->status) << " | " << cell(v->why) << " |\n";
   }
 }

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "records/metric.hpp"
+
 namespace atlas::gates {
 
 std::string format_value(const std::optional<double>& v) {
@@ -9,6 +11,10 @@ std::string format_value(const std::optional<double>& v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g", *v);
   return buf;
+}
+
+std::string format_value(const std::optional<double>& v, std::string_view unit) {
+  return v && records::is_identity_unit(unit) ? records::identity_hex(*v) : format_value(v);
 }
 
 std::string format_delta_pct(const std::optional<double>& v) {

@@ -2,6 +2,7 @@
 // Everything a gate run produced, in one value that printers render.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,9 @@ struct GateReport {
 
 /// Formats a value with 4 significant digits ("12.35", "0.0001234", "1.2e+06"); "-" when absent.
 std::string format_value(const std::optional<double>& v);
+/// The same for a metric in `unit`: a hash (records::is_identity_unit) reads as hex, since %.4g
+/// would print two different hashes alike.
+std::string format_value(const std::optional<double>& v, std::string_view unit);
 /// "+3.21%" / "-0.50%"; "-" when absent.
 std::string format_delta_pct(const std::optional<double>& v);
 

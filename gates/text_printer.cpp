@@ -13,8 +13,8 @@ void TextPrinter::print(const GateReport& r, std::ostream& out) const {
   std::vector<Row> rows = {{"metric", "baseline", "candidate", "delta", "verdict", "why"}};
   for (const auto& v : r.comparison.verdicts) {
     const std::string unit = v.unit.empty() ? "" : " " + v.unit;
-    rows.push_back({v.key, format_value(v.baseline_value) + (v.baseline_value ? unit : ""),
-                    format_value(v.candidate_value) + (v.candidate_value ? unit : ""), format_delta_pct(v.delta_pct),
+    rows.push_back({v.key, format_value(v.baseline_value, v.unit) + (v.baseline_value ? unit : ""),
+                    format_value(v.candidate_value, v.unit) + (v.candidate_value ? unit : ""), format_delta_pct(v.delta_pct),
                     to_string(v.status), v.why});
   }
   std::array<std::size_t, 6> width{};

@@ -57,6 +57,7 @@ const char* to_string(Change c) {
   switch (c) {
     case Change::improved: return "improved";
     case Change::regressed: return "regressed";
+    case Change::changed: return "changed";
     case Change::unchanged: return "unchanged";
     case Change::noise: return "noise";
     case Change::added: return "added";
@@ -96,7 +97,9 @@ MetricDiff diff_metric(const std::string& suite, const std::string& name, const 
   if (a.kind != MetricKind::timed) {
     d.test = "exact-compare";
     d.significant = d.p50_a != d.p50_b;
-    d.change = d.significant ? direction(d.p50_a, d.p50_b, d.better) : Change::unchanged;
+    const bool identity = is_identity_unit(d.unit);
+    if (identity) d.delta_pct = kNaN;  // a percentage of a hash means nothing
+    d.change = !d.significant ? Change::unchanged : identity ? Change::changed : direction(d.p50_a, d.p50_b, d.better);
     return d;
   }
   // Relative size of the change; a change away from a zero median counts as large.

@@ -16,10 +16,11 @@
 
 namespace atlas::records {
 
-/// improved/regressed: a real change in the better/worse direction; unchanged: below the
+/// improved/regressed: a real change in the better/worse direction; changed: an identity metric
+/// (is_identity_unit: a hash) differs, which has no better direction; unchanged: below the
 /// threshold (or equal, for exact metrics); noise: large but not significant; added/removed:
 /// present only in B / only in A; incomparable: unit or kind differs between A and B (asv's 'x').
-enum class Change { improved, regressed, unchanged, noise, added, removed, incomparable };
+enum class Change { improved, regressed, changed, unchanged, noise, added, removed, incomparable };
 const char* to_string(Change c);
 
 struct DiffOptions {
@@ -33,7 +34,7 @@ struct MetricDiff {
   MetricKind kind = MetricKind::timed;
   int n_a = 0, n_b = 0;   ///< sample counts (0 on the side where the metric is absent)
   double p50_a = 0, p50_b = 0;  ///< NaN where absent or without samples
-  double delta_pct = 0;   ///< 100·(p50_b - p50_a)/|p50_a|; NaN when undefined (absent, p50_a = 0 ≠ p50_b)
+  double delta_pct = 0;   ///< 100·(p50_b - p50_a)/|p50_a|; NaN when undefined (absent, p50_a = 0 ≠ p50_b, a hash)
   double p_value = 0;     ///< two-sided U-test p (timed metrics with >= 2 samples per side), else NaN
   std::string test;       ///< "exact" | "asymptotic" | "identical" | "none" (no test) | "exact-compare"
   bool significant = false;

@@ -2,6 +2,7 @@
 // A metric as suites produce it and records store it: raw samples plus what they mean.
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,16 @@ enum class MetricKind { timed, counted, accuracy };
 
 const char* to_string(Better b);
 const char* to_string(MetricKind k);
+
+/// Units that name a hash (fnv1a32, fnv1a64, sha256, hash, fingerprint). A metric in one is an
+/// identity, not a quantity: it must stay equal and neither direction is better (an output
+/// fingerprint that changes means the generated tokens changed; MLPerf TEST06-style check).
+/// Gates fail any change, `diff` reports it as "changed", printers show the value in hex.
+bool is_identity_unit(std::string_view unit);
+
+/// An identity metric's value as people compare it: "0x" and 8 hex digits (16 above 2^32),
+/// "-" for NaN. Samples hold the hash as a double, exact up to 2^53.
+std::string identity_hex(double v);
 
 struct Metric {
   std::string unit;              ///< "ms", "us", "tok/s", "count", "fraction", ...

@@ -26,8 +26,11 @@ Table metrics_table(const records::SuiteResult& result) {
   t.header = {"metric", "unit", "better", "kind", "n", "p50", "p90", "p99", "min", "max"};
   for (const auto& [name, m] : result.metrics) {
     const records::Summary s = records::summarize(m.samples);
-    t.rows.push_back({name, m.unit, records::to_string(m.better), records::to_string(m.kind), std::to_string(s.n),
-                      num(s.p50), num(s.p90), num(s.p99), num(s.min), num(s.max)});
+    // An identity (a hash) has no better direction and reads as hex.
+    const bool identity = records::is_identity_unit(m.unit);
+    auto v = [&](double x) { return identity ? records::identity_hex(x) : num(x); };
+    t.rows.push_back({name, m.unit, identity ? "equal" : records::to_string(m.better), records::to_string(m.kind),
+                      std::to_string(s.n), v(s.p50), v(s.p90), v(s.p99), v(s.min), v(s.max)});
   }
   return t;
 }

@@ -7,7 +7,8 @@
 namespace atlas::suites {
 
 /// metric | unit | better | kind | n | p50 | p90 | p99 | min | max (values with 4 significant
-/// decimals for timed metrics, as-is for counted ones).
+/// decimals for timed metrics, as-is for counted ones; an identity metric, a hash, reads
+/// "equal" in the better column and its values in hex).
 Table metrics_table(const records::SuiteResult& result);
 
 }  // namespace atlas::suites

@@ -16,6 +16,10 @@ inline std::string number(double v) {
   return buf;
 }
 
+/// A metric's value in a diff: hex for an identity (a hash: %.6g would round two different
+/// hashes to one string), else number().
+inline std::string value(const MetricDiff& m, double v) { return is_identity_unit(m.unit) ? identity_hex(v) : number(v); }
+
 /// Signed percentage with two decimals ("+11.43%"), "-" for NaN.
 inline std::string percent(double v) {
   if (std::isnan(v)) return "-";
@@ -43,8 +47,8 @@ inline std::string commit(const DiffSide& s) {
 /// "1 regressed, 2 improved, ..." over every Change that occurs.
 inline std::string counts(const RecordDiff& d) {
   std::string out;
-  for (Change c : {Change::regressed, Change::improved, Change::noise, Change::unchanged, Change::added,
-                   Change::removed, Change::incomparable}) {
+  for (Change c : {Change::regressed, Change::changed, Change::improved, Change::noise, Change::unchanged,
+                   Change::added, Change::removed, Change::incomparable}) {
     const int n = d.count(c);
     if (n == 0) continue;
     if (!out.empty()) out += ", ";

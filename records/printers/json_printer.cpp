@@ -38,8 +38,8 @@ class JsonPrinter final : public DiffPrinter {
                          {"change", to_string(m.change)}});
     }
     json counts = json::object();
-    for (Change c : {Change::improved, Change::regressed, Change::unchanged, Change::noise, Change::added,
-                     Change::removed, Change::incomparable}) {
+    for (Change c : {Change::improved, Change::regressed, Change::changed, Change::unchanged, Change::noise,
+                     Change::added, Change::removed, Change::incomparable}) {
       counts[to_string(c)] = d.count(c);
     }
     const json j = {{"a", side(d.a)},

@@ -30,10 +30,10 @@ class MarkdownPrinter final : public DiffPrinter {
     out << "\n| suite | metric | unit | A p50 | B p50 | delta | p | n A/B | change |\n"
            "|---|---|---|--:|--:|--:|--:|--:|---|\n";
     for (const auto& m : d.metrics) {
-      const bool real = m.change == Change::regressed || m.change == Change::improved;
+      const bool real = m.change == Change::regressed || m.change == Change::improved || m.change == Change::changed;
       const std::string change = real ? "**" + std::string(to_string(m.change)) + "**" : to_string(m.change);
       out << "| " << cell(m.suite) << " | " << cell(m.metric) << " | " << cell(m.unit) << " | "
-          << printers::number(m.p50_a) << " | " << printers::number(m.p50_b) << " | " << printers::percent(m.delta_pct)
+          << printers::value(m, m.p50_a) << " | " << printers::value(m, m.p50_b) << " | " << printers::percent(m.delta_pct)
           << " | " << printers::p_value(m.p_value) << " | " << m.n_a << "/" << m.n_b << " | " << change << " |\n";
     }
     out << "\n" << printers::counts(d) << " (two-sided Mann-Whitney U, alpha " << printers::number(d.options.alpha)

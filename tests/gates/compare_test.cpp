@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "gates/compare.hpp"
+#include "gates/report.hpp"
 #include "tests/gates/gate_fixtures.hpp"
 
 using namespace atlas;
@@ -175,12 +176,21 @@ TEST_CASE("verdict JSON carries baseline, candidate, delta, rule, margin, noise,
   CHECK(!j["why"].get<std::string>().empty());
 }
 
+TEST_CASE("gate printers' values: a hash in hex (%.4g would print two hashes alike), other units %.4g") {
+  CHECK(atlas::gates::format_value(850623738.0, "fnv1a32") == "0x32b37cfa");
+  CHECK(atlas::gates::format_value(850623739.0, "fnv1a32") == "0x32b37cfb");
+  CHECK(atlas::gates::format_value(850623738.0, "count") == "8.506e+08");
+  CHECK(atlas::gates::format_value(std::nullopt, "fnv1a32") == "-");
+}
+
 TEST_CASE("hash-unit counted metrics are identities: any change fails, nothing improves") {
   const auto b = test::baseline_metric(377978257, {377978257}, MetricKind::counted, Better::lower, {}, "fnv1a32");
   auto lower = test::metric({12345}, MetricKind::counted, Better::lower, "fnv1a32");
   const auto v = judge_metric("decode-anatomy/output_fingerprint", &b, &lower, settings());
   CHECK(v.status == VerdictStatus::regression);  // "lower is better" must not make it an improvement
   CHECK(v.rule == "identity");
+  CHECK(!v.delta_pct.has_value());  // a percentage of a hash means nothing
+  CHECK(v.why.find("0x16877d91 -> 0x00003039") != std::string::npos);  // hex: %g would round hashes
   auto same = test::metric({377978257}, MetricKind::counted, Better::lower, "fnv1a32");
   CHECK(judge_metric("decode-anatomy/output_fingerprint", &b, &same, settings()).status == VerdictStatus::same);
 }

@@ -181,3 +181,41 @@ TEST_CASE("diff warns about a side made with a test hook, an unchecked box, and 
     CHECK_MESSAGE(out.str().find("A and B are the same record") != std::string::npos, format);
   }
 }
+
+TEST_CASE("an output fingerprint that changes is 'changed', not improved or regressed, and prints in hex") {
+  // Two hashes %.6g would print alike (8.50624e+08): the printers must show them apart.
+  Metric fa = counted_metric({850623738, 850623738});
+  fa.unit = "fnv1a32";
+  Metric fb = fa;
+  fb.samples = {850623739, 850623739};
+  const auto r = d(fa, fb);
+  CHECK(r.change == Change::changed);  // "lower is better" in the record must not make it "improved"
+  CHECK(std::isnan(r.delta_pct));
+  CHECK(d(fa, fa).change == Change::unchanged);
+
+  auto a = atlas::test::sample_record();
+  auto b = atlas::test::sample_record();
+  a.suites["ttft"].metrics["output_fingerprint"] = fa;
+  b.suites["ttft"].metrics["output_fingerprint"] = fb;
+  const auto diff = atlas::records::diff_records(a, b);
+  CHECK(diff.count(Change::changed) == 1);
+  std::ostringstream text, md, js;
+  atlas::records::make_diff_printer("text")->print(diff, text);
+  atlas::records::make_diff_printer("md")->print(diff, md);
+  atlas::records::make_diff_printer("json")->print(diff, js);
+  CHECK(text.str().find("output_fingerprint  fnv1a32  0x32b37cfa  0x32b37cfb       -  -    2/2  changed") != std::string::npos);
+  CHECK(text.str().find("summary: 1 changed,") != std::string::npos);
+  CHECK(md.str().find("| ttft | output_fingerprint | fnv1a32 | 0x32b37cfa | 0x32b37cfb | - | - | 2/2 | **changed** |") !=
+        std::string::npos);
+  const auto j = nlohmann::json::parse(js.str());
+  CHECK(j["counts"]["changed"] == 1);
+}
+
+TEST_CASE("identity_hex: 8 hex digits up to 2^32, 16 above, '-' for NaN") {
+  CHECK(atlas::records::identity_hex(850623738) == "0x32b37cfa");
+  CHECK(atlas::records::identity_hex(0) == "0x00000000");
+  CHECK(atlas::records::identity_hex(4294967296.0) == "0x0000000100000000");
+  CHECK(atlas::records::identity_hex(std::nan("")) == "-");
+  CHECK(atlas::records::is_identity_unit("fnv1a32"));
+  CHECK(!atlas::records::is_identity_unit("count"));
+}

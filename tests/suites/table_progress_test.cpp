@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "suites/progress.hpp"
+#include "suites/report.hpp"
 #include "suites/table.hpp"
 
 using namespace atlas::suites;
@@ -17,6 +18,26 @@ TEST_CASE("text and markdown printers") {
   MarkdownTablePrinter().print(t, md);
   CHECK(md.str() == "| stage | µs/token |\n| --- | ---: |\n| attention | 10.00 |\n| a\\|b | n/a |\n");
   CHECK_THROWS(make_table_printer("html"));
+}
+
+TEST_CASE("metrics table: a hash reads 'equal' and in hex, a count as-is") {
+  atlas::records::SuiteResult r;
+  r.name = "decode-anatomy";
+  atlas::records::Metric fp;
+  fp.unit = "fnv1a32";
+  fp.kind = atlas::records::MetricKind::counted;
+  fp.samples = {850623738, 850623738};
+  r.metrics["output_fingerprint"] = fp;
+  atlas::records::Metric n = fp;
+  n.unit = "count";
+  n.samples = {143, 143};
+  r.metrics["launches_per_token"] = n;
+  const Table t = metrics_table(r);
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0] == std::vector<std::string>{"launches_per_token", "count", "lower", "counted", "2", "143", "143", "143",
+                                              "143", "143"});
+  CHECK(t.rows[1] == std::vector<std::string>{"output_fingerprint", "fnv1a32", "equal", "counted", "2", "0x32b37cfa",
+                                              "0x32b37cfa", "0x32b37cfa", "0x32b37cfa", "0x32b37cfa"});
 }
 
 TEST_CASE("line progress prints one plain line per step") {
