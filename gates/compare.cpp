@@ -24,16 +24,26 @@ double worsening(records::Better better, double baseline, double candidate) {
 
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
-Verdict judge_exact(Verdict v, const BaselineMetric& b, double cand) {
-  if (records::is_identity_unit(b.unit)) {
-    v.rule = "identity";
-    v.status = cand == b.value ? VerdictStatus::same : VerdictStatus::regression;
-    v.why = cand == b.value ? "output fingerprint unchanged"
-                            : "output fingerprint changed (" + records::identity_hex(b.value) + " -> " +
-                                  records::identity_hex(cand) +
-                                  "): generated tokens differ; `baseline accept` if intended";
+/// A hash: every candidate sample must equal the baseline's (a median would pass 3 changed runs
+/// of 7).
+Verdict judge_identity(Verdict v, const BaselineMetric& b, const records::Metric& c) {
+  v.rule = "identity";
+  const auto hex = [&](double x) { return records::identity_hex(x, b.unit); };
+  const auto differing = std::count_if(c.samples.begin(), c.samples.end(), [&](double x) { return x != b.value; });
+  if (differing == 0) {
+    v.status = VerdictStatus::same;
+    v.why = "output fingerprint unchanged";
     return v;
   }
+  const double first = *std::find_if(c.samples.begin(), c.samples.end(), [&](double x) { return x != b.value; });
+  v.status = VerdictStatus::regression;
+  v.candidate_value = first;  // a value that occurred: the median of two hashes is neither
+  v.why = "output fingerprint changed in " + std::to_string(differing) + " of " + std::to_string(c.samples.size()) +
+          " runs (" + hex(b.value) + " -> " + hex(first) + "): generated tokens differ; `baseline accept` if intended";
+  return v;
+}
+
+Verdict judge_exact(Verdict v, const BaselineMetric& b, double cand) {
   v.rule = "exact";
   const double worse = worsening(b.better, b.value, cand);
   if (worse > 0) {
@@ -222,6 +232,7 @@ Verdict judge_metric(const std::string& key, const BaselineMetric* b, const reco
   if (b->value != 0 && !records::is_identity_unit(b->unit))
     v.delta_pct = 100.0 * (*v.candidate_value - b->value) / std::fabs(b->value);
   if (b->kind == records::MetricKind::timed) return judge_timed(std::move(v), *b, *c, s);
+  if (records::is_identity_unit(b->unit)) return judge_identity(std::move(v), *b, *c);
   const double cand = *v.candidate_value;
   return judge_exact(std::move(v), *b, cand);
 }

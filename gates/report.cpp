@@ -14,7 +14,7 @@ std::string format_value(const std::optional<double>& v) {
 }
 
 std::string format_value(const std::optional<double>& v, std::string_view unit) {
-  return v && records::is_identity_unit(unit) ? records::identity_hex(*v) : format_value(v);
+  return v && records::is_identity_unit(unit) ? records::identity_hex(*v, unit) : format_value(v);
 }
 
 std::string format_delta_pct(const std::optional<double>& v) {

@@ -96,10 +96,20 @@ MetricDiff diff_metric(const std::string& suite, const std::string& name, const 
   }
   if (a.kind != MetricKind::timed) {
     d.test = "exact-compare";
+    if (is_identity_unit(d.unit)) {
+      // Every sample counts: runs of one side that disagree are a change in themselves.
+      const auto va = identity_value(a.samples), vb = identity_value(b.samples);
+      d.mixed_a = !va;
+      d.mixed_b = !vb;
+      d.p50_a = va ? *va : kNaN;
+      d.p50_b = vb ? *vb : kNaN;
+      d.delta_pct = kNaN;  // a percentage of a hash means nothing
+      d.significant = !va || !vb || *va != *vb;
+      d.change = d.significant ? Change::changed : Change::unchanged;
+      return d;
+    }
     d.significant = d.p50_a != d.p50_b;
-    const bool identity = is_identity_unit(d.unit);
-    if (identity) d.delta_pct = kNaN;  // a percentage of a hash means nothing
-    d.change = !d.significant ? Change::unchanged : identity ? Change::changed : direction(d.p50_a, d.p50_b, d.better);
+    d.change = d.significant ? direction(d.p50_a, d.p50_b, d.better) : Change::unchanged;
     return d;
   }
   // Relative size of the change; a change away from a zero median counts as large.

@@ -39,6 +39,9 @@ struct MetricDiff {
   std::string test;       ///< "exact" | "asymptotic" | "identical" | "none" (no test) | "exact-compare"
   bool significant = false;
   Change change = Change::unchanged;
+  /// Identity metrics only: a side whose samples disagree (its runs produced different outputs;
+  /// its p50 is NaN and printers say "mixed").
+  bool mixed_a = false, mixed_b = false;
 };
 
 /// Identifies one side of a diff in printed output.

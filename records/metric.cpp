@@ -21,12 +21,23 @@ bool is_identity_unit(std::string_view unit) {
   return false;
 }
 
-std::string identity_hex(double v) {
+std::string identity_hex(double v, std::string_view unit) {
   if (std::isnan(v)) return "-";
-  const auto u = static_cast<std::uint64_t>(v);
-  char buf[32];
-  if (u <= 0xffffffffULL) std::snprintf(buf, sizeof buf, "0x%08llx", static_cast<unsigned long long>(u));
-  else std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(u));
+  char buf[40];
+  if (!std::isfinite(v) || v < 0 || v >= 0x1p64 || v != std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+  }
+  const auto u = static_cast<unsigned long long>(v);
+  const bool wide = unit == "fnv1a64" || u > 0xffffffffULL;
+  std::snprintf(buf, sizeof buf, wide ? "0x%016llx" : "0x%08llx", u);
   return buf;
+}
+
+std::optional<double> identity_value(const std::vector<double>& samples) {
+  if (samples.empty()) return std::nullopt;
+  for (double s : samples)
+    if (s != samples.front()) return std::nullopt;
+  return samples.front();
 }
 }  // namespace atlas::records

@@ -1,6 +1,7 @@
 #pragma once
 // A metric as suites produce it and records store it: raw samples plus what they mean.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,9 +24,15 @@ const char* to_string(MetricKind k);
 /// Gates fail any change, `diff` reports it as "changed", printers show the value in hex.
 bool is_identity_unit(std::string_view unit);
 
-/// An identity metric's value as people compare it: "0x" and 8 hex digits (16 above 2^32),
-/// "-" for NaN. Samples hold the hash as a double, exact up to 2^53.
-std::string identity_hex(double v);
+/// An identity metric's value as people compare it: "0x" and 8 hex digits, 16 for a 64-bit
+/// unit (fnv1a64) or a value above 2^32; "-" for NaN; a value no hash can be (negative,
+/// fractional, infinite, >= 2^64) in decimal. Samples hold the hash as a double, exact to 2^53.
+std::string identity_hex(double v, std::string_view unit = {});
+
+/// The one value every sample of an identity metric holds; nullopt when there are none or
+/// they disagree (the runs produced different outputs: a median would pick one, or average
+/// two hashes into a value that never occurred).
+std::optional<double> identity_value(const std::vector<double>& samples);
 
 struct Metric {
   std::string unit;              ///< "ms", "us", "tok/s", "count", "fraction", ...

@@ -27,10 +27,13 @@ Table metrics_table(const records::SuiteResult& result) {
   for (const auto& [name, m] : result.metrics) {
     const records::Summary s = records::summarize(m.samples);
     // An identity (a hash) has no better direction and reads as hex.
+    // Runs that disagree have no percentile worth a hash: "mixed", with the extremes shown.
     const bool identity = records::is_identity_unit(m.unit);
-    auto v = [&](double x) { return identity ? records::identity_hex(x) : num(x); };
+    const bool mixed = identity && !m.samples.empty() && !records::identity_value(m.samples);
+    auto v = [&](double x) { return identity ? records::identity_hex(x, m.unit) : num(x); };
+    auto pct = [&](double x) { return mixed ? std::string("mixed") : v(x); };
     t.rows.push_back({name, m.unit, identity ? "equal" : records::to_string(m.better), records::to_string(m.kind),
-                      std::to_string(s.n), v(s.p50), v(s.p90), v(s.p99), v(s.min), v(s.max)});
+                      std::to_string(s.n), pct(s.p50), pct(s.p90), pct(s.p99), v(s.min), v(s.max)});
   }
   return t;
 }

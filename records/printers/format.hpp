@@ -16,9 +16,13 @@ inline std::string number(double v) {
   return buf;
 }
 
-/// A metric's value in a diff: hex for an identity (a hash: %.6g would round two different
-/// hashes to one string), else number().
-inline std::string value(const MetricDiff& m, double v) { return is_identity_unit(m.unit) ? identity_hex(v) : number(v); }
+/// One side's p50 in a diff: hex for an identity (a hash: %.6g would round two different hashes
+/// to one string), "mixed" where that side's samples disagree, else number().
+inline std::string value(const MetricDiff& m, bool side_a) {
+  if (!is_identity_unit(m.unit)) return number(side_a ? m.p50_a : m.p50_b);
+  if (side_a ? m.mixed_a : m.mixed_b) return "mixed";
+  return identity_hex(side_a ? m.p50_a : m.p50_b, m.unit);
+}
 
 /// Signed percentage with two decimals ("+11.43%"), "-" for NaN.
 inline std::string percent(double v) {

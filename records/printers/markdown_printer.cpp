@@ -33,7 +33,7 @@ class MarkdownPrinter final : public DiffPrinter {
       const bool real = m.change == Change::regressed || m.change == Change::improved || m.change == Change::changed;
       const std::string change = real ? "**" + std::string(to_string(m.change)) + "**" : to_string(m.change);
       out << "| " << cell(m.suite) << " | " << cell(m.metric) << " | " << cell(m.unit) << " | "
-          << printers::value(m, m.p50_a) << " | " << printers::value(m, m.p50_b) << " | " << printers::percent(m.delta_pct)
+          << printers::value(m, true) << " | " << printers::value(m, false) << " | " << printers::percent(m.delta_pct)
           << " | " << printers::p_value(m.p_value) << " | " << m.n_a << "/" << m.n_b << " | " << change << " |\n";
     }
     out << "\n" << printers::counts(d) << " (two-sided Mann-Whitney U, alpha " << printers::number(d.options.alpha)

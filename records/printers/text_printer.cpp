@@ -22,7 +22,7 @@ class TextPrinter final : public DiffPrinter {
     std::vector<Row> rows;
     rows.push_back({"suite", "metric", "unit", "A p50", "B p50", "delta", "p", "n A/B", "change"});
     for (const auto& m : d.metrics) {
-      rows.push_back({m.suite, m.metric, m.unit, printers::value(m, m.p50_a), printers::value(m, m.p50_b),
+      rows.push_back({m.suite, m.metric, m.unit, printers::value(m, true), printers::value(m, false),
                       printers::percent(m.delta_pct), printers::p_value(m.p_value),
                       std::to_string(m.n_a) + "/" + std::to_string(m.n_b), to_string(m.change)});
     }

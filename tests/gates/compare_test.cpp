@@ -191,6 +191,13 @@ TEST_CASE("hash-unit counted metrics are identities: any change fails, nothing i
   CHECK(v.rule == "identity");
   CHECK(!v.delta_pct.has_value());  // a percentage of a hash means nothing
   CHECK(v.why.find("0x16877d91 -> 0x00003039") != std::string::npos);  // hex: %g would round hashes
+  // Every run counts: 3 of 7 runs with another output fail although the median is unchanged.
+  auto some = test::metric({377978257, 377978257, 12345, 377978257, 12345, 377978257, 12345}, MetricKind::counted,
+                           Better::lower, "fnv1a32");
+  const auto vs = judge_metric("decode-anatomy/output_fingerprint", &b, &some, settings());
+  CHECK(vs.status == VerdictStatus::regression);
+  CHECK(vs.why.find("changed in 3 of 7 runs (0x16877d91 -> 0x00003039)") != std::string::npos);
+  CHECK(vs.candidate_value == 12345.0);
   auto same = test::metric({377978257}, MetricKind::counted, Better::lower, "fnv1a32");
   CHECK(judge_metric("decode-anatomy/output_fingerprint", &b, &same, settings()).status == VerdictStatus::same);
 }

@@ -211,7 +211,31 @@ TEST_CASE("an output fingerprint that changes is 'changed', not improved or regr
   CHECK(j["counts"]["changed"] == 1);
 }
 
+TEST_CASE("an identity whose runs disagree is 'changed' and 'mixed', even when the medians match") {
+  Metric fa = counted_metric({850623738, 850623738, 850623738});
+  fa.unit = "fnv1a32";
+  Metric fb = fa;
+  fb.samples = {850623738, 850623738, 12345};  // median unchanged; one run's output differs
+  const auto r = d(fa, fb);
+  CHECK(r.change == Change::changed);
+  CHECK(!r.mixed_a);
+  CHECK(r.mixed_b);
+  auto a = atlas::test::sample_record();
+  auto b = atlas::test::sample_record();
+  a.suites["ttft"].metrics["output_fingerprint"] = fa;
+  b.suites["ttft"].metrics["output_fingerprint"] = fb;
+  std::ostringstream text;
+  atlas::records::make_diff_printer("text")->print(atlas::records::diff_records(a, b), text);
+  CHECK(text.str().find("output_fingerprint  fnv1a32  0x32b37cfa  mixed") != std::string::npos);
+}
+
 TEST_CASE("identity_hex: 8 hex digits up to 2^32, 16 above, '-' for NaN") {
+  CHECK(atlas::records::identity_hex(12345, "fnv1a64") == "0x0000000000003039");  // width from a 64-bit unit
+  CHECK(atlas::records::identity_hex(-1) == "-1");                                // no hash: decimal, no UB cast
+  CHECK(atlas::records::identity_hex(1e30) == "1e+30");
+  CHECK(atlas::records::identity_value({3, 3}) == 3.0);
+  CHECK(!atlas::records::identity_value({3, 4}).has_value());
+  CHECK(!atlas::records::identity_value({}).has_value());
   CHECK(atlas::records::identity_hex(850623738) == "0x32b37cfa");
   CHECK(atlas::records::identity_hex(0) == "0x00000000");
   CHECK(atlas::records::identity_hex(4294967296.0) == "0x0000000100000000");

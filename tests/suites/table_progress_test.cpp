@@ -38,6 +38,10 @@ TEST_CASE("metrics table: a hash reads 'equal' and in hex, a count as-is") {
                                               "143", "143"});
   CHECK(t.rows[1] == std::vector<std::string>{"output_fingerprint", "fnv1a32", "equal", "counted", "2", "0x32b37cfa",
                                               "0x32b37cfa", "0x32b37cfa", "0x32b37cfa", "0x32b37cfa"});
+  // Runs that disagree: no percentile of a hash, the extremes as they occurred.
+  r.metrics["output_fingerprint"].samples = {850623738, 12345};
+  CHECK(metrics_table(r).rows[1] == std::vector<std::string>{"output_fingerprint", "fnv1a32", "equal", "counted", "2",
+                                                             "mixed", "mixed", "mixed", "0x00003039", "0x32b37cfa"});
 }
 
 TEST_CASE("line progress prints one plain line per step") {

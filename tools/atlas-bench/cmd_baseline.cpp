@@ -57,7 +57,7 @@ void print_baseline(const Baseline& b, const fs::path& path) {
   std::cout << path.string() << ": gate " << b.gate << ", machine class " << b.machine_class
             << (b.frozen ? ", FROZEN" : "") << ", " << b.metrics.size() << " metrics\n";
   for (const auto& [key, m] : b.metrics) {
-    std::cout << "  " << key << " = " << format_value(m.value) << " " << m.unit << "  (" << records::to_string(m.kind)
+    std::cout << "  " << key << " = " << format_value(m.value, m.unit) << " " << m.unit << "  (" << records::to_string(m.kind)
               << ", " << records::to_string(m.better) << " is better, tolerance " << m.tolerance.relative * 100 << "% / "
               << m.tolerance.absolute << " " << m.unit << ", " << m.samples.size() << " samples"
               << (m.frozen ? ", frozen" : "") << ")";
@@ -102,8 +102,9 @@ int ratchet_cmd(const Options& o) {
   const auto path = baseline_path(o.baselines_dir, machine_class_of(o, &rec), cfg.gate);
   auto b = load_baseline(path);
   const auto res = ratchet(b, rec, cfg, {rec.git.commit, records::utc_now_iso()});
-  for (const auto& k : res.tightened) std::cout << "tightened " << k << " -> " << format_value(b.metrics.at(k).value) << "\n";
-  for (const auto& k : res.added) std::cout << "added " << k << " = " << format_value(b.metrics.at(k).value) << "\n";
+  auto value_of = [&](const std::string& k) { return format_value(b.metrics.at(k).value, b.metrics.at(k).unit); };
+  for (const auto& k : res.tightened) std::cout << "tightened " << k << " -> " << value_of(k) << "\n";
+  for (const auto& k : res.added) std::cout << "added " << k << " = " << value_of(k) << "\n";
   for (const auto& k : res.frozen) std::cout << "frozen, not moved: " << k << "\n";
   if (res.tightened.empty() && res.added.empty()) {
     std::cout << "nothing to ratchet: no metric is significantly better\n";
@@ -131,7 +132,8 @@ int accept_cmd(const Options& o) {
   auto b = load_baseline(path);
   accept(b, o.metric, rec, o.reason, cfg, {rec.git.commit, records::utc_now_iso()});
   save_baseline(path, b);
-  std::cout << "accepted " << o.metric << " = " << format_value(b.metrics.at(o.metric).value) << " in " << path.string()
+  const auto& accepted = b.metrics.at(o.metric);
+  std::cout << "accepted " << o.metric << " = " << format_value(accepted.value, accepted.unit) << " in " << path.string()
             << "\n";
   return 0;
 }
