@@ -22,6 +22,16 @@ AnatomyWindow cpu_like_window() {
   w.stages = {a, l};
   return w;
 }
+
+/// A fake anatomy source offering graph and eager modes; each test overrides what it observes.
+struct TwoModeSource : AnatomySource {
+  std::string name() const override { return "fake"; }
+  std::string time_basis() const override { return "fake GPU time"; }
+  void begin() override {}
+  AnatomyWindow end() override { return {}; }
+  std::vector<std::string> modes() const override { return {"graph", "eager"}; }
+};
+
 }  // namespace
 
 TEST_CASE("anatomy table: unmeasured columns read n/a, never 0") {
@@ -148,13 +158,9 @@ TEST_CASE("decode-anatomy suite measures every mode a source offers, side by sid
       return FakeTarget::generate(req);
     }
     std::unique_ptr<AnatomySource> make_anatomy_source() override {
-      struct Source : AnatomySource {
+      struct Source : TwoModeSource {
         TwoModes* t;
-        int tokens = 0;
         explicit Source(TwoModes* target) : t(target) {}
-        std::string name() const override { return "fake-cupti"; }
-        std::string time_basis() const override { return "fake GPU time"; }
-        void begin() override {}
         AnatomyWindow end() override {
           const double n = 5;  // decode_tokens below
           StageAnatomy s;
@@ -170,7 +176,6 @@ TEST_CASE("decode-anatomy suite measures every mode a source offers, side by sid
           w.stages = {s};
           return w;
         }
-        std::vector<std::string> modes() const override { return {"graph", "eager"}; }
         void set_mode(std::string_view m) override { t->mode = std::string(m); }
         std::optional<bool> graph_captured() const override { return true; }
       };
@@ -213,17 +218,14 @@ TEST_CASE("decode-anatomy suite: no counters-off run follows an instrumented one
       return FakeTarget::generate(req);
     }
     std::unique_ptr<AnatomySource> make_anatomy_source() override {
-      struct Source : AnatomySource {
+      struct Source : TwoModeSource {
         Logged* t;
         explicit Source(Logged* target) : t(target) {}
-        std::string name() const override { return "fake"; }
-        std::string time_basis() const override { return "fake"; }
         void begin() override { t->in_window = true; }
         AnatomyWindow end() override {
           t->in_window = false;
           return {};
         }
-        std::vector<std::string> modes() const override { return {"graph", "eager"}; }
       };
       return std::make_unique<Source>(this);
     }
