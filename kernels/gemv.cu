@@ -155,6 +155,7 @@ template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
             const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x) {
+  stage_x &= 0xff;  // bits 8+: gemv_async_kernel's prologue knob
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -261,6 +262,11 @@ template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
                   const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x) {
+  // Ring items issued before the PDL wait (A/B knob ATLAS_GEMV_PROLOGUE, bits 8+ of stage_x;
+  // default all kStages - 1): the rest go out after the input is read, so that read does not
+  // queue behind this SM's whole weight burst.
+  const int early = (stage_x >> 8) > 0 ? min((stage_x >> 8) - 1, kStages - 1) : kStages - 1;
+  stage_x &= 0xff;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -300,8 +306,7 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   };
 
   // Weights do not depend on earlier kernels: fill the ring before the PDL wait.
-#pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) {
+  for (int i = 0; i < early; ++i) {
     if (i < items) issue(i);
     cp_async_commit();
   }
@@ -318,6 +323,10 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
     xv = xs;
   } else {
     xv = static_cast<const uint4*>(xin);
+  }
+  for (int i = early; i < kStages - 1; ++i) {
+    if (i < items) issue(i);
+    cp_async_commit();
   }
 
   float acc[kRowsPerWarp] = {};
@@ -424,6 +433,15 @@ bool stage_plain_x(size_t bytes) {
   return forced >= 0 ? forced == 1 : bytes >= 8192;
 }
 
+/// ATLAS_GEMV_PROLOGUE=N: N ring items issued before the PDL wait (0..3), encoded N + 1; 0 = default.
+int prologue_items_knob() {
+  static const int v = [] {
+    const char* e = std::getenv("ATLAS_GEMV_PROLOGUE");
+    return e != nullptr && *e != '\0' ? std::atoi(e) + 1 : 0;
+  }();
+  return v;
+}
+
 template <typename W, GemvInput In>
 size_t dyn_smem(int ld, bool async) {
   const bool staged = In == GemvInput::rmsnorm || stage_plain_x(static_cast<size_t>(ld) * sizeof(W));
@@ -450,7 +468,8 @@ void launch(const GemvArgs& a, cudaStream_t s) {
   }
   launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
              static_cast<const W*>(a.norm), a.eps, a.y,
-             In == GemvInput::plain && stage_plain_x(static_cast<size_t>(a.ld) * sizeof(W)) ? 1 : 0);
+             (In == GemvInput::plain && stage_plain_x(static_cast<size_t>(a.ld) * sizeof(W)) ? 1 : 0) |
+                 (prologue_items_knob() << 8));
 }
 
 /// K split with the least estimated time for a persistent grid of `grid` blocks: a block does
