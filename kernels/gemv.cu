@@ -154,8 +154,7 @@ __device__ __forceinline__ void finish_pair(float (&acc)[kRowsPerWarp], float (&
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-            const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x) {
-  stage_x &= 0xff;  // bits 8+: gemv_async_kernel's prologue knob
+            const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x, int /*early*/) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -261,12 +260,7 @@ constexpr size_t kRingBytes = static_cast<size_t>(kWarps) * kStages * kRowsPerWa
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-                  const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x) {
-  // Ring items issued before the PDL wait (A/B knob ATLAS_GEMV_PROLOGUE, bits 8+ of stage_x;
-  // default all kStages - 1): the rest go out after the input is read, so that read does not
-  // queue behind this SM's whole weight burst.
-  const int early = (stage_x >> 8) > 0 ? min((stage_x >> 8) - 1, kStages - 1) : kStages - 1;
-  stage_x &= 0xff;
+                  const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x, int early_items) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -305,7 +299,13 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
     }
   };
 
-  // Weights do not depend on earlier kernels: fill the ring before the PDL wait.
+  // Weights do not depend on earlier kernels: issue ring items before the PDL wait, all but the
+  // last of a block's items (at most the ring's kStages - 1): the input read after the wait
+  // queues behind this SM's copies still in flight, so a block whose whole share is 2 items
+  // issues 1 before and 1 after it. qwen3-0.6b (2 items per block in q/k/v, gate/up, down):
+  // 1,388 -> 1,476-1,487 tok/s; qwen3-8b (8+ items) keeps 3 (docs/PERF.md, session 5).
+  // early_items > 0 forces the count (A/B knob ATLAS_GEMV_PROLOGUE).
+  const int early = early_items > 0 ? min(early_items, kStages - 1) : max(1, min(kStages - 1, items - 1));
   for (int i = 0; i < early; ++i) {
     if (i < items) issue(i);
     cp_async_commit();
@@ -433,11 +433,16 @@ bool stage_plain_x(size_t bytes) {
   return forced >= 0 ? forced == 1 : bytes >= 8192;
 }
 
-/// ATLAS_GEMV_PROLOGUE=N: N ring items issued before the PDL wait (0..3), encoded N + 1; 0 = default.
+/// ATLAS_GEMV_PROLOGUE=N (1..3) forces the ring items issued before the PDL wait; 0 or unset:
+/// the kernel's rule (all but the last item, at most 3).
 int prologue_items_knob() {
   static const int v = [] {
     const char* e = std::getenv("ATLAS_GEMV_PROLOGUE");
-    return e != nullptr && *e != '\0' ? std::atoi(e) + 1 : 0;
+    if (e == nullptr || *e == '\0') return 0;
+    const int n = std::atoi(e);
+    if (n < 0 || n > kStages - 1)
+      throw KernelError(std::string("ATLAS_GEMV_PROLOGUE must be 0..") + std::to_string(kStages - 1) + ", got '" + e + "'");
+    return n;
   }();
   return v;
 }
@@ -468,8 +473,8 @@ void launch(const GemvArgs& a, cudaStream_t s) {
   }
   launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
              static_cast<const W*>(a.norm), a.eps, a.y,
-             (In == GemvInput::plain && stage_plain_x(static_cast<size_t>(a.ld) * sizeof(W)) ? 1 : 0) |
-                 (prologue_items_knob() << 8));
+             In == GemvInput::plain && stage_plain_x(static_cast<size_t>(a.ld) * sizeof(W)) ? 1 : 0,
+             prologue_items_knob());
 }
 
 /// K split with the least estimated time for a persistent grid of `grid` blocks: a block does
