@@ -154,7 +154,7 @@ __device__ __forceinline__ void finish_pair(float (&acc)[kRowsPerWarp], float (&
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-            const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x, int /*early*/) {
+            const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x, int /*early_items*/) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -300,7 +300,7 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   };
 
   // Weights do not depend on earlier kernels: issue ring items before the PDL wait, all but the
-  // last of a block's items (at most the ring's kStages - 1): the input read after the wait
+  // last of a block's items (at least 1, at most the ring's kStages - 1): the input read after the wait
   // queues behind this SM's copies still in flight, so a block whose whole share is 2 items
   // issues 1 before and 1 after it. qwen3-0.6b (2 items per block in q/k/v, gate/up, down):
   // 1,388 -> 1,476-1,487 tok/s; qwen3-8b (8+ items) keeps 3 (docs/PERF.md, session 5).
@@ -434,15 +434,18 @@ bool stage_plain_x(size_t bytes) {
 }
 
 /// ATLAS_GEMV_PROLOGUE=N (1..3) forces the ring items issued before the PDL wait; 0 or unset:
-/// the kernel's rule (all but the last item, at most 3).
+/// the kernel's rule (all but the block's last item, at least 1, at most 3). Anything else is an
+/// error, so a typo cannot silently run the default in an A/B run.
 int prologue_items_knob() {
   static const int v = [] {
     const char* e = std::getenv("ATLAS_GEMV_PROLOGUE");
     if (e == nullptr || *e == '\0') return 0;
-    const int n = std::atoi(e);
-    if (n < 0 || n > kStages - 1)
-      throw KernelError(std::string("ATLAS_GEMV_PROLOGUE must be 0..") + std::to_string(kStages - 1) + ", got '" + e + "'");
-    return n;
+    char* end = nullptr;
+    const long n = std::strtol(e, &end, 10);
+    if (*end != '\0' || n < 0 || n > kStages - 1)
+      throw KernelError(std::string("ATLAS_GEMV_PROLOGUE must be 0 (default) or 1..") + std::to_string(kStages - 1) +
+                        ", got '" + e + "'");
+    return static_cast<int>(n);
   }();
   return v;
 }
