@@ -300,9 +300,9 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   };
 
   // Weights do not depend on earlier kernels: issue ring items before the PDL wait, all but the
-  // last of a block's items (at least 1, at most the ring's kStages - 1): the input read after the wait
-  // queues behind this SM's copies still in flight, so a block whose whole share is 2 items
-  // issues 1 before and 1 after it. qwen3-0.6b (2 items per block in q/k/v, gate/up, down):
+  // last of a block's items (at least 1, at most the ring's kStages - 1). The input read after
+  // the wait queues behind this SM's copies still in flight, so a block whose whole share is 2
+  // items issues 1 before and 1 after it. qwen3-0.6b (2 items per block in q/k/v, gate/up, down):
   // 1,388 -> 1,476-1,487 tok/s; qwen3-8b (8+ items) keeps 3 (docs/PERF.md, session 5).
   // early_items > 0 forces the count (A/B knob ATLAS_GEMV_PROLOGUE).
   const int early = early_items > 0 ? min(early_items, kStages - 1) : max(1, min(kStages - 1, items - 1));
