@@ -282,7 +282,8 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   uint4* ring = reinterpret_cast<uint4*>(smem_raw + xs_bytes) + static_cast<size_t>(warp) * kStages * kRowsPerWarp * kChunk * 32;
   auto slot = [&](int stage, int r, int u) -> uint4* { return ring + ((stage * kRowsPerWarp + r) * kChunk + u) * 32 + lane; };
 
-  auto issue = [&](int item) {
+  // Vectors [ub, ue) of each row's kChunk in an item (no commit).
+  auto issue_part = [&](int item, int ub, int ue) {
     const int step = item / nchunk, ch = item % nchunk;
     const int pair = p0 + group + step * kGroups;
     if (pair >= p1) return;
@@ -294,10 +295,11 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
 #pragma unroll
       for (int u = 0; u < kChunk; ++u) {
         const int c = c0 + (ch * kChunk + u) * kStep;
-        if (c < nvec) cp_async16(slot(stage, r, u), wr + c);
+        if (u >= ub && u < ue && c < nvec) cp_async16(slot(stage, r, u), wr + c);
       }
     }
   };
+  auto issue = [&](int item) { issue_part(item, 0, kChunk); };
 
   // Weights do not depend on earlier kernels: issue ring items before the PDL wait, all but the
   // last of a block's items (at least 1, at most the ring's kStages - 1). The input read after
@@ -305,10 +307,17 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   // items issues 1 before and 1 after it. qwen3-0.6b (2 items per block in q/k/v, gate/up, down):
   // 1,388 -> 1,476-1,487 tok/s; qwen3-8b (8+ items) keeps 3 (docs/PERF.md, session 5).
   // early_items > 0 forces the count (A/B knob ATLAS_GEMV_PROLOGUE).
-  const int early = early_items > 0 ? min(early_items, kStages - 1) : max(1, min(kStages - 1, items - 1));
-  for (int i = 0; i < early; ++i) {
-    if (i < items) issue(i);
-    cp_async_commit();
+  // A/B: early_items == -2 issues half of item 0 before the wait and the rest of it after the
+  // read, in the same commit group.
+  const bool half = early_items == -2;
+  const int early = half ? 1 : early_items > 0 ? min(early_items, kStages - 1) : max(1, min(kStages - 1, items - 1));
+  if (half) {
+    if (items > 0) issue_part(0, 0, kChunk / 2);
+  } else {
+    for (int i = 0; i < early; ++i) {
+      if (i < items) issue(i);
+      cp_async_commit();
+    }
   }
   dev::pdl_wait();
 
@@ -323,6 +332,10 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
     xv = xs;
   } else {
     xv = static_cast<const uint4*>(xin);
+  }
+  if (half) {
+    if (items > 0) issue_part(0, kChunk / 2, kChunk);
+    cp_async_commit();
   }
   for (int i = early; i < kStages - 1; ++i) {
     if (i < items) issue(i);
@@ -440,6 +453,7 @@ int prologue_items_knob() {
   static const int v = [] {
     const char* e = std::getenv("ATLAS_GEMV_PROLOGUE");
     if (e == nullptr || *e == '\0') return 0;
+    if (std::string(e) == "half") return -2;
     char* end = nullptr;
     const long n = std::strtol(e, &end, 10);
     if (*end != '\0' || n < 0 || n > kStages - 1)
