@@ -301,15 +301,17 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   };
   auto issue = [&](int item) { issue_part(item, 0, kChunk); };
 
-  // Weights do not depend on earlier kernels: issue ring items before the PDL wait, all but the
-  // last of a block's items (at least 1, at most the ring's kStages - 1). The input read after
-  // the wait queues behind this SM's copies still in flight, so a block whose whole share is 2
-  // items issues 1 before and 1 after it. qwen3-0.6b (2 items per block in q/k/v, gate/up, down):
-  // 1,388 -> 1,476-1,487 tok/s; qwen3-8b (8+ items) keeps 3 (docs/PERF.md, session 5).
-  // early_items > 0 forces the count (A/B knob ATLAS_GEMV_PROLOGUE).
-  // A/B: early_items == -2 issues half of item 0 before the wait and the rest of it after the
-  // read, in the same commit group.
-  const bool half = early_items == -2;
+  // Weights do not depend on earlier kernels: issue some before the PDL wait. The input read
+  // after the wait queues behind this SM's copies still in flight, so a block with a small share
+  // keeps most of it for after the read:
+  // - 1 or 2 items: half of item 0 before the wait, the rest of it after the read (same commit
+  //   group), then item 1;
+  // - more: all but the last item, at most the ring's kStages - 1.
+  // qwen3-0.6b (1-2 items per block in every layer GEMV): 1,388 tok/s with 3 items before the
+  // wait, 1,476-1,487 with 1, 1,507-1,508 with half of one; qwen3-8b (8+ items) keeps 3
+  // (docs/PERF.md, session 5). early_items forces a count (> 0) or the half item (-2) for every
+  // block (A/B knob ATLAS_GEMV_PROLOGUE).
+  const bool half = early_items == -2 || (early_items == 0 && items <= 2);
   const int early = half ? 1 : early_items > 0 ? min(early_items, kStages - 1) : max(1, min(kStages - 1, items - 1));
   if (half) {
     if (items > 0) issue_part(0, 0, kChunk / 2);
@@ -446,9 +448,10 @@ bool stage_plain_x(size_t bytes) {
   return forced >= 0 ? forced == 1 : bytes >= 8192;
 }
 
-/// ATLAS_GEMV_PROLOGUE=N (1..3) forces the ring items issued before the PDL wait; 0 or unset:
-/// the kernel's rule (all but the block's last item, at least 1, at most 3). Anything else is an
-/// error, so a typo cannot silently run the default in an A/B run.
+/// ATLAS_GEMV_PROLOGUE=N (1..3) forces the ring items issued before the PDL wait, =half half of
+/// the first item; 0 or unset: the kernel's rule (half an item for blocks of 1-2 items, else all
+/// but the last item, at most 3). Anything else is an error, so a typo cannot silently run the
+/// default in an A/B run.
 int prologue_items_knob() {
   static const int v = [] {
     const char* e = std::getenv("ATLAS_GEMV_PROLOGUE");
@@ -457,8 +460,8 @@ int prologue_items_knob() {
     char* end = nullptr;
     const long n = std::strtol(e, &end, 10);
     if (*end != '\0' || n < 0 || n > kStages - 1)
-      throw KernelError(std::string("ATLAS_GEMV_PROLOGUE must be 0 (default) or 1..") + std::to_string(kStages - 1) +
-                        ", got '" + e + "'");
+      throw KernelError(std::string("ATLAS_GEMV_PROLOGUE must be 0 (default), half or 1..") +
+                        std::to_string(kStages - 1) + ", got '" + e + "'");
     return static_cast<int>(n);
   }();
   return v;
