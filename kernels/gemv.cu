@@ -305,9 +305,9 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   // after the wait queues behind this SM's copies still in flight, so a block with a small share
   // keeps most of it for after the read:
   // - 1 or 2 items: half of item 0 before the wait, the rest of it after the read (same commit
-  //   group), then item 1;
+  //   group), then item 1 where there is one;
   // - more: all but the last item, at most the ring's kStages - 1.
-  // qwen3-0.6b (1-2 items per block in every layer GEMV): 1,388 tok/s with 3 items before the
+  // qwen3-0.6b (1-2 items per block in every layer GEMV): 1,387-1,399 tok/s with 3 items before the
   // wait, 1,476-1,487 with 1, 1,507-1,508 with half of one; qwen3-8b (8+ items) keeps 3
   // (docs/PERF.md, session 5). early_items forces a count (> 0) or the half item (-2) for every
   // block (A/B knob ATLAS_GEMV_PROLOGUE).
