@@ -255,6 +255,10 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
+/// early_items value (from ATLAS_GEMV_PROLOGUE=half) that makes every block issue half of its
+/// first ring item before the PDL wait.
+constexpr int kHalfFirstItem = -2;
+
 constexpr size_t kRingBytes = static_cast<size_t>(kWarps) * kStages * kRowsPerWarp * kChunk * 32 * 16;
 
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
@@ -307,11 +311,11 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   // - 1 or 2 items: half of item 0 before the wait, the rest of it after the read (same commit
   //   group), then item 1 where there is one;
   // - more: all but the last item, at most the ring's kStages - 1.
-  // qwen3-0.6b (1-2 items per block in every layer GEMV): 1,387-1,399 tok/s with 3 items before the
-  // wait, 1,476-1,487 with 1, 1,507-1,508 with half of one; qwen3-8b (8+ items) keeps 3
-  // (docs/PERF.md, session 5). early_items forces a count (> 0) or the half item (-2) for every
-  // block (A/B knob ATLAS_GEMV_PROLOGUE).
-  const bool half = early_items == -2 || (early_items == 0 && items <= 2);
+  // qwen3-0.6b (1-2 items per block in every layer GEMV): 1,387-1,399 tok/s with 3 items
+  // before the wait, 1,476-1,487 with 1, 1,507-1,508 with half of one; qwen3-8b (8+ items)
+  // keeps 3 (docs/PERF.md, session 5). early_items forces a count (> 0) or the half item
+  // (kHalfFirstItem) for every block (A/B knob ATLAS_GEMV_PROLOGUE).
+  const bool half = early_items == kHalfFirstItem || (early_items == 0 && items <= 2);
   const int early = half ? 1 : early_items > 0 ? min(early_items, kStages - 1) : max(1, min(kStages - 1, items - 1));
   if (half) {
     if (items > 0) issue_part(0, 0, kChunk / 2);
@@ -456,7 +460,7 @@ int prologue_items_knob() {
   static const int v = [] {
     const char* e = std::getenv("ATLAS_GEMV_PROLOGUE");
     if (e == nullptr || *e == '\0') return 0;
-    if (std::string(e) == "half") return -2;
+    if (std::string(e) == "half") return kHalfFirstItem;
     char* end = nullptr;
     const long n = std::strtol(e, &end, 10);
     if (*end != '\0' || n < 0 || n > kStages - 1)
