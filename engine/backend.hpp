@@ -47,6 +47,14 @@ class Backend {
   virtual StageTimer& stage_timer() { return timer_; }
   virtual std::vector<GraphVeto> decode_graph_vetoes() const { return {}; }
 
+  /// Hybrid models keep a recurrent state (Gated DeltaNet) that, unlike a KV cache, cannot be
+  /// truncated: forward() can only continue a sequence from pos 0, from the state's current
+  /// length, or from a checkpoint. save_checkpoint() keeps a copy of the state as it is now
+  /// (after every token forward() has run); checkpoints() lists the saved lengths, ascending.
+  virtual bool has_recurrent_state() const { return false; }
+  virtual void save_checkpoint() {}
+  virtual std::vector<int> checkpoints() const { return {}; }
+
   /// BackendOptions::inject_decode_delay_us, which Session busy-waits per decoded token.
   /// make_backend() sets it for every backend it creates.
   int inject_decode_delay_us() const { return inject_decode_delay_us_; }

@@ -47,6 +47,16 @@ GenerateResult Session::generate(const GenerateRequest& req, const std::function
   if (req.reuse_prefix) {
     const auto mismatch = std::mismatch(prompt.begin(), prompt.end(), cached_.begin(), cached_.end());
     reuse = std::min(static_cast<int>(mismatch.first - prompt.begin()), n_prompt - 1);
+    if (backend_->has_recurrent_state()) {
+      // A recurrent state cannot be truncated: resume from the longest checkpoint within the
+      // common prefix (or the live state when it is exactly the common prefix).
+      int best = 0;
+      if (reuse == static_cast<int>(cached_.size())) best = reuse;
+      for (int n : backend_->checkpoints()) {
+        if (n <= reuse) best = std::max(best, n);
+      }
+      reuse = best;
+    }
   }
   cached_.clear();  // the cache is inconsistent until prefill succeeds
   r.prefix_reused = reuse;
@@ -54,6 +64,7 @@ GenerateResult Session::generate(const GenerateRequest& req, const std::function
   const std::span<const int> suffix(prompt.data() + reuse, static_cast<std::size_t>(n_prompt - reuse));
   int next = backend_->forward_sample(suffix, reuse, sampler);
   cached_ = prompt;
+  backend_->save_checkpoint();  // hybrid models: the state after the prompt (no-op otherwise)
 
   for (;;) {
     if (static_cast<int>(r.output_ids.size()) >= req.max_new_tokens) {
@@ -83,6 +94,7 @@ GenerateResult Session::generate(const GenerateRequest& req, const std::function
     next = backend_->forward_sample(std::span<const int>(&token, 1), pos, sampler);
     cached_.push_back(token);
   }
+  backend_->save_checkpoint();  // the state after the finished turn: the next turn's prefix
   r.t_end_ns = atlas::now_ns();
   return r;
 }

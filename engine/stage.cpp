@@ -18,6 +18,15 @@ std::string_view to_string(Stage s) {
     case Stage::final_norm: return "final_norm";
     case Stage::lm_head: return "lm_head";
     case Stage::sample: return "sample";
+    case Stage::attn_gate: return "attn_gate";
+    case Stage::gdn_in_proj: return "gdn_in_proj";
+    case Stage::gdn_conv: return "gdn_conv";
+    case Stage::gdn_recurrence: return "gdn_recurrence";
+    case Stage::gdn_norm: return "gdn_norm";
+    case Stage::gdn_out_proj: return "gdn_out_proj";
+    case Stage::moe_router: return "moe_router";
+    case Stage::moe_experts: return "moe_experts";
+    case Stage::moe_shared: return "moe_shared";
     case Stage::count_: break;
   }
   return "unknown";

@@ -9,6 +9,14 @@ namespace atlas::engine {
 
 enum class Stage : int {
   embed, attn_norm, qkv, rope, attention, o_proj, ffn_norm, ffn_gate_up, ffn_down, final_norm, lm_head, sample,
+  // gated_attention: output gate sigmoid(gate) * attention output (its q/k/v, rope, attention and
+  // o_proj reuse the stages above).
+  attn_gate,
+  // gated_deltanet: input projections (qkvz, ba), causal conv1d + SiLU, the delta-rule
+  // recurrence (decode) or its chunked form (prefill), the gated RMSNorm, out_proj.
+  gdn_in_proj, gdn_conv, gdn_recurrence, gdn_norm, gdn_out_proj,
+  // moe: router softmax + top-k, the routed experts' SwiGLU, the gated shared expert.
+  moe_router, moe_experts, moe_shared,
   count_
 };
 inline constexpr int kStageCount = static_cast<int>(Stage::count_);

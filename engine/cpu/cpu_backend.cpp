@@ -13,8 +13,8 @@ namespace {
 
 // Tokens per internal prefill chunk: bounds the activation buffers for long prompts.
 constexpr int kChunk = 256;
-// Attention work (query heads x positions x head_dim) below which it stays on one thread.
-constexpr long long kParallelAttention = 1 << 15;
+// Recurrent-state checkpoints kept per backend (oldest evicted first).
+constexpr std::size_t kMaxCheckpoints = 8;
 
 void check_size(const ModelConfig& c, const std::string& tensor, std::span<const float> w, long long expected) {
   if (static_cast<long long>(w.size()) != expected) {
@@ -25,12 +25,14 @@ void check_size(const ModelConfig& c, const std::string& tensor, std::span<const
 
 void check_weights(const Model& m) {
   const ModelConfig& c = m.config;
-  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.head_dim <= 0 ||
-      c.vocab_size <= 0 || c.head_dim % 2 != 0 || c.n_heads % c.n_kv_heads != 0) {
+  if (c.dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.head_dim <= 0 || c.vocab_size <= 0 ||
+      c.head_dim % 2 != 0 || c.n_heads % c.n_kv_heads != 0 || c.rot_dim() % 2 != 0 || c.rot_dim() > c.head_dim ||
+      (!c.blocks.empty() && c.blocks.size() != static_cast<std::size_t>(c.n_layers))) {
     throw EngineError("model '" + c.name + "': invalid config (dim " + std::to_string(c.dim) + ", hidden_dim " +
                       std::to_string(c.hidden_dim) + ", n_layers " + std::to_string(c.n_layers) + ", n_heads " +
                       std::to_string(c.n_heads) + ", n_kv_heads " + std::to_string(c.n_kv_heads) + ", head_dim " +
-                      std::to_string(c.head_dim) + ", vocab_size " + std::to_string(c.vocab_size) + ")");
+                      std::to_string(c.head_dim) + ", rope_dim " + std::to_string(c.rope_dim) + ", vocab_size " +
+                      std::to_string(c.vocab_size) + ", " + std::to_string(c.blocks.size()) + " block kinds)");
   }
   const long long d = c.dim, h = c.hidden_dim, q = c.q_dim(), kv = c.kv_dim(), v = c.vocab_size;
   check_size(c, "token_embd", m.weights.tok_embd, v * d);
@@ -43,18 +45,52 @@ void check_weights(const Model& m) {
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& w = m.weights.layers[static_cast<std::size_t>(l)];
     const std::string blk = "blk." + std::to_string(l) + ".";
+    const BlockKind kind = c.block(l);
     check_size(c, blk + "attn_norm", w.attn_norm, d);
-    check_size(c, blk + "attn_q", w.wq, q * d);
-    check_size(c, blk + "attn_k", w.wk, kv * d);
-    check_size(c, blk + "attn_v", w.wv, kv * d);
-    check_size(c, blk + "attn_output", w.wo, d * q);
     check_size(c, blk + "ffn_norm", w.ffn_norm, d);
-    check_size(c, blk + "ffn_gate", w.w_gate, h * d);
-    check_size(c, blk + "ffn_up", w.w_up, h * d);
-    check_size(c, blk + "ffn_down", w.w_down, d * h);
-    if (c.qk_norm) {
-      check_size(c, blk + "attn_q_norm", w.q_norm, c.head_dim);
-      check_size(c, blk + "attn_k_norm", w.k_norm, c.head_dim);
+    if (kind.mixer == MixerKind::gated_deltanet) {
+      if (c.gdn_k_heads <= 0 || c.gdn_v_heads <= 0 || c.gdn_v_heads % c.gdn_k_heads != 0 || c.gdn_k_head_dim <= 0 ||
+          c.gdn_v_head_dim <= 0 || c.gdn_conv_kernel <= 0)
+        throw EngineError("model '" + c.name + "': invalid gated_deltanet config (key heads " + std::to_string(c.gdn_k_heads) +
+                          ", value heads " + std::to_string(c.gdn_v_heads) + ", conv kernel " + std::to_string(c.gdn_conv_kernel) + ")");
+      const long long vh = c.gdn_v_heads;
+      check_size(c, blk + "ssm_in", w.gdn.in_qkvz, c.gdn_qkvz_dim() * d);
+      check_size(c, blk + "ssm_ba", w.gdn.in_ba, 2 * vh * d);
+      check_size(c, blk + "ssm_conv1d", w.gdn.conv1d, 1LL * c.gdn_conv_dim() * c.gdn_conv_kernel);
+      check_size(c, blk + "ssm_dt.bias", w.gdn.dt_bias, vh);
+      check_size(c, blk + "ssm_a", w.gdn.a, vh);
+      check_size(c, blk + "ssm_norm", w.gdn.norm, c.gdn_v_head_dim);
+      check_size(c, blk + "ssm_out", w.gdn.out, d * c.gdn_value_dim());
+    } else {
+      const bool gated = kind.mixer == MixerKind::gated_attention;
+      check_size(c, blk + "attn_q", w.wq, (gated ? 2 : 1) * q * d);
+      check_size(c, blk + "attn_k", w.wk, kv * d);
+      check_size(c, blk + "attn_v", w.wv, kv * d);
+      check_size(c, blk + "attn_output", w.wo, d * q);
+      if (c.qk_norm || gated) {
+        check_size(c, blk + "attn_q_norm", w.q_norm, c.head_dim);
+        check_size(c, blk + "attn_k_norm", w.k_norm, c.head_dim);
+      }
+    }
+    if (kind.ffn == FfnKind::swiglu) {
+      check_size(c, blk + "ffn_gate", w.w_gate, h * d);
+      check_size(c, blk + "ffn_up", w.w_up, h * d);
+      check_size(c, blk + "ffn_down", w.w_down, d * h);
+    } else {
+      const long long e = c.n_experts, eh = c.expert_hidden_dim, sh = c.shared_expert_hidden_dim;
+      if (e <= 0 || c.n_experts_used <= 0 || c.n_experts_used > e || eh <= 0 || sh < 0)
+        throw EngineError("model '" + c.name + "': invalid moe config (experts " + std::to_string(e) + ", used " +
+                          std::to_string(c.n_experts_used) + ", expert hidden " + std::to_string(eh) + ")");
+      check_size(c, blk + "ffn_gate_inp", w.moe.router, e * d);
+      check_size(c, blk + "ffn_gate_exps", w.moe.gate_exps, e * eh * d);
+      check_size(c, blk + "ffn_up_exps", w.moe.up_exps, e * eh * d);
+      check_size(c, blk + "ffn_down_exps", w.moe.down_exps, e * d * eh);
+      if (sh > 0) {
+        check_size(c, blk + "ffn_gate_inp_shexp", w.moe.shared_gate, d);
+        check_size(c, blk + "ffn_gate_shexp", w.moe.gate_shexp, sh * d);
+        check_size(c, blk + "ffn_up_shexp", w.moe.up_shexp, sh * d);
+        check_size(c, blk + "ffn_down_shexp", w.moe.down_shexp, d * sh);
+      }
     }
   }
 }
@@ -70,27 +106,62 @@ CpuBackend::CpuBackend(const Model& model, const BackendOptions& opts)
   if (max_seq_len_ <= 0) {
     throw EngineError("model '" + c_.name + "': max_seq_len = " + std::to_string(max_seq_len_) + " is invalid (must be > 0)");
   }
-  const long long kv = static_cast<long long>(c_.n_layers) * max_seq_len_ * c_.kv_dim();
-  key_cache_.assign(sz(kv), 0.0f);
-  value_cache_.assign(sz(kv), 0.0f);
+  for (int l = 0; l < c_.n_layers; ++l) {
+    mixers_.push_back(make_mixer(model, l, max_seq_len_, pool_.size()));
+    ffns_.push_back(make_ffn(model, l));
+    if (!mixers_.back()->recurrent_state().empty()) recurrent_.push_back(mixers_.back().get());
+  }
   const int chunk = std::min(kChunk, max_seq_len_);
   x_.resize(sz(1LL * chunk * c_.dim));
   xb_.resize(x_.size());
-  q_.resize(sz(1LL * chunk * c_.q_dim()));
-  att_.resize(q_.size());
-  hb_.resize(sz(1LL * chunk * c_.hidden_dim));
-  hb2_.resize(hb_.size());
-  rope_cos_.resize(sz(1LL * chunk * c_.head_dim / 2));
+  rope_cos_.resize(sz(1LL * chunk * c_.rot_dim() / 2));
   rope_sin_.resize(rope_cos_.size());
-  scores_.resize(sz(1LL * pool_.size() * max_seq_len_));
   logits_.resize(sz(c_.vocab_size));
 }
 
-float* CpuBackend::key_cache(int layer, int pos) {
-  return key_cache_.data() + (static_cast<long long>(layer) * max_seq_len_ + pos) * c_.kv_dim();
+void CpuBackend::resume_state_at(int pos) {
+  if (recurrent_.empty() || pos == state_tokens_) return;
+  if (pos == 0) {
+    for (Mixer* m : recurrent_) std::fill(m->recurrent_state().begin(), m->recurrent_state().end(), 0.0f);
+    state_tokens_ = 0;
+    return;
+  }
+  const auto it = checkpoints_.find(pos);
+  if (it == checkpoints_.end()) {
+    std::string have;
+    for (const auto& [n, _] : checkpoints_) have += (have.empty() ? "" : ", ") + std::to_string(n);
+    throw EngineError("cpu backend: cannot resume at position " + std::to_string(pos) + ": the recurrent (gated_deltanet) state covers " +
+                      std::to_string(state_tokens_) + " tokens and there is no checkpoint there (checkpoints: " +
+                      (have.empty() ? "none" : have) + "); a recurrent state cannot be truncated");
+  }
+  std::size_t at = 0;
+  for (Mixer* m : recurrent_) {
+    auto st = m->recurrent_state();
+    std::copy(it->second.begin() + static_cast<long>(at), it->second.begin() + static_cast<long>(at + st.size()), st.begin());
+    at += st.size();
+  }
+  state_tokens_ = pos;
 }
-float* CpuBackend::value_cache(int layer, int pos) {
-  return value_cache_.data() + (static_cast<long long>(layer) * max_seq_len_ + pos) * c_.kv_dim();
+
+void CpuBackend::save_checkpoint() {
+  if (recurrent_.empty() || state_tokens_ == 0) return;
+  std::vector<float> copy;
+  for (Mixer* m : recurrent_) {
+    auto st = m->recurrent_state();
+    copy.insert(copy.end(), st.begin(), st.end());
+  }
+  if (!checkpoints_.contains(state_tokens_)) checkpoint_order_.push_back(state_tokens_);
+  checkpoints_[state_tokens_] = std::move(copy);
+  while (checkpoint_order_.size() > kMaxCheckpoints) {
+    checkpoints_.erase(checkpoint_order_.front());
+    checkpoint_order_.erase(checkpoint_order_.begin());
+  }
+}
+
+std::vector<int> CpuBackend::checkpoints() const {
+  std::vector<int> out;
+  for (const auto& [n, _] : checkpoints_) out.push_back(n);
+  return out;
 }
 
 std::span<const float> CpuBackend::forward(std::span<const int> tokens, int pos) {
@@ -106,9 +177,18 @@ std::span<const float> CpuBackend::forward(std::span<const int> tokens, int pos)
                         std::to_string(c_.vocab_size));
     }
   }
+  resume_state_at(pos);
+  // Checkpoints past pos belong to the continuation being overwritten (the rest all lie on the
+  // current sequence's prefix).
+  while (!checkpoints_.empty() && checkpoints_.rbegin()->first > pos) {
+    const int drop = checkpoints_.rbegin()->first;
+    checkpoints_.erase(drop);
+    checkpoint_order_.erase(std::find(checkpoint_order_.begin(), checkpoint_order_.end(), drop));
+  }
   for (long long at = 0; at < n; at += kChunk) {
     const long long len = std::min<long long>(kChunk, n - at);
     forward_chunk(tokens.subspan(sz(at), sz(len)), pos + static_cast<int>(at), at + len == n);
+    state_tokens_ = pos + static_cast<int>(at + len);
   }
   return logits_;
 }
@@ -119,32 +199,10 @@ int CpuBackend::forward_sample(std::span<const int> tokens, int pos, Sampler& sa
   return sampler.sample(logits);
 }
 
-void CpuBackend::attention_block(int layer, int n, int pos) {
-  const int hd = c_.head_dim, kv_dim = c_.kv_dim(), q_dim = c_.q_dim();
-  const int group = c_.n_heads / c_.n_kv_heads;  // query heads per KV head (GQA)
-  const float* k0 = key_cache(layer, 0);
-  const float* v0 = value_cache(layer, 0);
-  auto run = [&](int worker, int begin, int end) {
-    float* scores = scores_.data() + static_cast<long long>(worker) * max_seq_len_;
-    for (int task = begin; task < end; ++task) {
-      const int t = task / c_.n_heads, h = task % c_.n_heads;
-      const int kv_head = h / group;
-      attention(att_.data() + static_cast<long long>(t) * q_dim + h * hd, q_.data() + static_cast<long long>(t) * q_dim + h * hd,
-                k0 + kv_head * hd, v0 + kv_head * hd, pos + t + 1, hd, kv_dim, scores);
-    }
-  };
-  const int tasks = n * c_.n_heads;
-  if (static_cast<long long>(tasks) * (pos + n) * hd < kParallelAttention || pool_.size() == 1) {
-    run(0, 0, tasks);
-  } else {
-    pool_.parallel_for(tasks, run);
-  }
-}
-
 void CpuBackend::forward_chunk(std::span<const int> tokens, int pos, bool last) {
   const ModelWeights& w = model_->weights;
   const int n = static_cast<int>(tokens.size());
-  const int dim = c_.dim, hd = c_.head_dim, q_dim = c_.q_dim(), kv_dim = c_.kv_dim(), hidden = c_.hidden_dim;
+  const int dim = c_.dim, rot = c_.rot_dim();
   float* x = x_.data();
   float* xb = xb_.data();
 
@@ -158,59 +216,26 @@ void CpuBackend::forward_chunk(std::span<const int> tokens, int pos, bool last) 
   {
     auto s = timer_.scope(Stage::rope);
     for (int t = 0; t < n; ++t) {
-      rope_angles(rope_cos_.data() + static_cast<long long>(t) * hd / 2, rope_sin_.data() + static_cast<long long>(t) * hd / 2,
-                  pos + t, hd, c_.rope_theta);
+      rope_angles(rope_cos_.data() + static_cast<long long>(t) * rot / 2, rope_sin_.data() + static_cast<long long>(t) * rot / 2,
+                  pos + t, rot, c_.rope_theta);
     }
   }
 
+  const BlockContext ctx{pool_, timer_, ws_, c_, n, pos, rope_cos_.data(), rope_sin_.data()};
   for (int l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& lw = w.layers[sz(l)];
-    float* k = key_cache(l, pos);
-    float* v = value_cache(l, pos);
     {
       auto s = timer_.scope(Stage::attn_norm);
       for (int t = 0; t < n; ++t) rmsnorm(xb + t * dim, x + t * dim, lw.attn_norm.data(), dim, c_.rms_eps);
     }
-    {
-      auto s = timer_.scope(Stage::qkv);
-      matmul_fused(pool_, xb, n, dim, {{q_.data(), lw.wq.data(), q_dim}, {k, lw.wk.data(), kv_dim}, {v, lw.wv.data(), kv_dim}});
-      if (c_.qk_norm) {  // Qwen3: RMSNorm of each q and k head, before RoPE
-        for (int i = 0; i < n * c_.n_heads; ++i) rmsnorm(q_.data() + i * hd, q_.data() + i * hd, lw.q_norm.data(), hd, c_.rms_eps);
-        for (int i = 0; i < n * c_.n_kv_heads; ++i) rmsnorm(k + i * hd, k + i * hd, lw.k_norm.data(), hd, c_.rms_eps);
-      }
-    }
-    {
-      auto s = timer_.scope(Stage::rope);
-      for (int t = 0; t < n; ++t) {
-        const float* cs = rope_cos_.data() + static_cast<long long>(t) * hd / 2;
-        const float* sn = rope_sin_.data() + static_cast<long long>(t) * hd / 2;
-        for (int h = 0; h < c_.n_heads; ++h) rope_apply(q_.data() + t * q_dim + h * hd, cs, sn, hd, c_.rope_layout);
-        for (int h = 0; h < c_.n_kv_heads; ++h) rope_apply(k + t * kv_dim + h * hd, cs, sn, hd, c_.rope_layout);
-      }
-    }
-    {
-      auto s = timer_.scope(Stage::attention);
-      attention_block(l, n, pos);
-    }
-    {
-      auto s = timer_.scope(Stage::o_proj);
-      matmul(pool_, xb, att_.data(), lw.wo.data(), n, q_dim, dim);
-      add(x, xb, n * dim);
-    }
+    mixers_[sz(l)]->forward(ctx, xb);
+    add(x, xb, n * dim);
     {
       auto s = timer_.scope(Stage::ffn_norm);
       for (int t = 0; t < n; ++t) rmsnorm(xb + t * dim, x + t * dim, lw.ffn_norm.data(), dim, c_.rms_eps);
     }
-    {
-      auto s = timer_.scope(Stage::ffn_gate_up);
-      matmul_fused(pool_, xb, n, dim, {{hb_.data(), lw.w_gate.data(), hidden}, {hb2_.data(), lw.w_up.data(), hidden}});
-      swiglu(hb_.data(), hb2_.data(), n * hidden);
-    }
-    {
-      auto s = timer_.scope(Stage::ffn_down);
-      matmul(pool_, xb, hb_.data(), lw.w_down.data(), n, hidden, dim);
-      add(x, xb, n * dim);
-    }
+    ffns_[sz(l)]->forward(ctx, xb);
+    add(x, xb, n * dim);
   }
 
   if (!last) return;  // only the last position's logits are returned

@@ -1,11 +1,14 @@
 #pragma once
-// The CPU backend: the numerical reference of the engine. Llama (llama2.c run.c forward()) and
-// Qwen3 dense (per-head q/k RMSNorm before RoPE, decoupled head_dim) in float32, with a
-// float32 KV cache [layer][pos][kv_dim] and multi-threaded matmuls.
+// The CPU backend: the numerical reference of the engine, in float32. A model is a list of
+// blocks (engine/cpu/blocks.hpp): Llama (llama2.c run.c forward()) and Qwen3 dense are all
+// (attention, swiglu) blocks; Qwen3-Next mixes gated_deltanet and gated_attention mixers with
+// moe ffns. Matmuls are multi-threaded.
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/cpu/blocks.hpp"
 #include "engine/cpu/thread_pool.hpp"
 
 namespace atlas::engine::cpu {
@@ -19,32 +22,37 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   int max_seq_len() const override { return max_seq_len_; }
   /// Throws EngineError for an empty batch, a position range past max_seq_len() or a token id
-  /// outside the vocabulary.
+  /// outside the vocabulary, and (hybrid models) a `pos` the recurrent state cannot resume
+  /// from: neither 0, the state's current length, nor a saved checkpoint.
   std::span<const float> forward(std::span<const int> tokens, int pos) override;
   int forward_sample(std::span<const int> tokens, int pos, Sampler& sampler) override;
+
+  bool has_recurrent_state() const override { return !recurrent_.empty(); }
+  void save_checkpoint() override;
+  std::vector<int> checkpoints() const override;
 
   int threads() const { return pool_.size(); }
 
  private:
   /// Runs tokens at positions [pos, pos + n) (n <= kChunk); computes logits when `last`.
   void forward_chunk(std::span<const int> tokens, int pos, bool last);
-  void attention_block(int layer, int n, int pos);
-  float* key_cache(int layer, int pos);
-  float* value_cache(int layer, int pos);
+  void resume_state_at(int pos);
 
   const Model* model_;
   ModelConfig c_;
   int max_seq_len_;
   ThreadPool pool_;
-  std::vector<float> key_cache_, value_cache_;  ///< [n_layers][max_seq_len][kv_dim]
+  Workspace ws_;
+  std::vector<std::unique_ptr<Mixer>> mixers_;  ///< [n_layers]
+  std::vector<std::unique_ptr<Ffn>> ffns_;      ///< [n_layers]
+  std::vector<Mixer*> recurrent_;               ///< mixers with recurrent state
+  int state_tokens_ = 0;                        ///< tokens the recurrent state covers
+  std::map<int, std::vector<float>> checkpoints_;  ///< state after the first N tokens (hybrid models)
+  std::vector<int> checkpoint_order_;           ///< oldest first, for eviction
   // Activations of one chunk of tokens.
   std::vector<float> x_;        ///< [chunk][dim] residual stream
-  std::vector<float> xb_;       ///< [chunk][dim] normed input / projection output
-  std::vector<float> q_;        ///< [chunk][q_dim]
-  std::vector<float> att_;      ///< [chunk][q_dim] attention output
-  std::vector<float> hb_, hb2_; ///< [chunk][hidden_dim] gate, up
-  std::vector<float> rope_cos_, rope_sin_;  ///< [chunk][head_dim / 2]
-  std::vector<float> scores_;   ///< [threads][max_seq_len]
+  std::vector<float> xb_;       ///< [chunk][dim] normed input / block output
+  std::vector<float> rope_cos_, rope_sin_;  ///< [chunk][rot_dim / 2]
   std::vector<float> logits_;   ///< [vocab]
 };
 

@@ -400,6 +400,33 @@ std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
   key_error(f, "tokenizer.ggml.model", "\"" + kind + "\" is not supported (supported: llama, gpt2)");
 }
 
+/// llama.cpp's qwen3next hyperparameters (src/models/qwen3next.cpp load_arch_hparams):
+/// ssm.state_size = key (= value) head dim, ssm.group_count = key heads, ssm.time_step_rank =
+/// value heads, ssm.inner_size = value heads x value head dim, ssm.conv_kernel,
+/// full_attention_interval (default 4), expert_count / expert_used_count /
+/// expert_feed_forward_length / expert_shared_feed_forward_length, rope.dimension_count (the
+/// rotated dims of partial RoPE).
+void read_qwen3next_keys(const GgufFile& f, ModelConfig& c) {
+  const std::string a = "qwen3next.";
+  const int state = config_int(f, a + "ssm.state_size");
+  c.gdn_k_head_dim = state;
+  c.gdn_k_heads = config_int(f, a + "ssm.group_count");
+  c.gdn_v_heads = config_int(f, a + "ssm.time_step_rank");
+  const int inner = config_int(f, a + "ssm.inner_size");
+  if (inner % c.gdn_v_heads != 0)
+    key_error(f, a + "ssm.inner_size", std::to_string(inner) + " is not a multiple of ssm.time_step_rank " + std::to_string(c.gdn_v_heads));
+  c.gdn_v_head_dim = inner / c.gdn_v_heads;
+  c.gdn_conv_kernel = config_int(f, a + "ssm.conv_kernel");
+  const int interval = f.find(a + "full_attention_interval") ? config_int(f, a + "full_attention_interval") : 4;
+  c.blocks = qwen3_next_blocks(c.n_layers, interval);
+  c.n_experts = config_int(f, a + "expert_count");
+  c.n_experts_used = config_int(f, a + "expert_used_count");
+  c.expert_hidden_dim = config_int(f, a + "expert_feed_forward_length");
+  c.shared_expert_hidden_dim = f.find(a + "expert_shared_feed_forward_length") ? config_int(f, a + "expert_shared_feed_forward_length") : 0;
+  c.norm_topk_prob = f.find(a + "expert_weights_norm") ? f.get_bool(a + "expert_weights_norm") : true;  // llama.cpp: always true
+  c.rope_dim = f.find(a + "rope.dimension_count") ? config_int(f, a + "rope.dimension_count") : c.head_dim / 4;
+}
+
 }  // namespace
 
 Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
@@ -414,8 +441,12 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
     c.arch = Arch::qwen3;
     c.rope_layout = RopeLayout::half;
     c.qk_norm = true;
+  } else if (arch == "qwen3next") {
+    c.arch = Arch::qwen3_next;
+    c.rope_layout = RopeLayout::half;
+    c.qk_norm = true;
   } else {
-    key_error(f, "general.architecture", "\"" + arch + "\" is not supported (supported: llama, qwen3)");
+    key_error(f, "general.architecture", "\"" + arch + "\" is not supported (supported: llama, qwen3, qwen3next)");
   }
   c.name = f.find("general.name") ? f.get_string("general.name") : path.stem().string();
   c.dim = config_int(f, arch + ".embedding_length");
@@ -426,9 +457,13 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
   c.head_dim = f.find(arch + ".attention.key_length") ? config_int(f, arch + ".attention.key_length") : c.dim / c.n_heads;
   if (f.find(arch + ".attention.layer_norm_rms_epsilon")) c.rms_eps = static_cast<float>(f.get_float(arch + ".attention.layer_norm_rms_epsilon"));
   c.rope_theta = f.find(arch + ".rope.freq_base") ? static_cast<float>(f.get_float(arch + ".rope.freq_base")) : 10000.0f;
-  if (f.find(arch + ".rope.dimension_count") && f.get_uint(arch + ".rope.dimension_count") != static_cast<std::uint64_t>(c.head_dim))
+  if (c.arch == Arch::qwen3_next) {
+    read_qwen3next_keys(f, c);
+  } else if (f.find(arch + ".rope.dimension_count") && f.get_uint(arch + ".rope.dimension_count") != static_cast<std::uint64_t>(c.head_dim)) {
     key_error(f, arch + ".rope.dimension_count",
-              std::to_string(f.get_uint(arch + ".rope.dimension_count")) + " differs from head_dim " + std::to_string(c.head_dim) + " (partial RoPE is not supported)");
+              std::to_string(f.get_uint(arch + ".rope.dimension_count")) + " differs from head_dim " + std::to_string(c.head_dim) +
+                  " (partial RoPE is supported for qwen3next only)");
+  }
   c.max_seq_len = opts.max_seq_len > 0 ? opts.max_seq_len : config_int(f, arch + ".context_length");
 
   TensorTable table;

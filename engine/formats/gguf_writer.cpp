@@ -107,9 +107,13 @@ void encode(const Tensor& t, std::string& out) {
 
 void write_gguf(const std::filesystem::path& out, const Model& model, const GgufWriteOptions& opts) {
   const ModelConfig& c = model.config;
-  const std::string arch = c.arch == Arch::llama ? "llama" : "qwen3";
-  if ((c.arch == Arch::llama && c.rope_layout != RopeLayout::interleaved) || (c.arch == Arch::qwen3 && c.rope_layout != RopeLayout::half) ||
-      c.qk_norm != (c.arch == Arch::qwen3))
+  const std::string arch = to_string(c.arch);
+  if (c.arch == Arch::qwen3_next && (c.rope_layout != RopeLayout::half || !c.qk_norm))
+    throw EngineError(out.string() + ": a GGUF qwen3next model implies RoPE half and q/k norms; this model differs");
+  if (c.arch != Arch::qwen3_next && !c.is_dense())
+    throw EngineError(out.string() + ": a GGUF " + arch + " model is all (attention, swiglu) blocks; this model has other kinds");
+  if (c.arch != Arch::qwen3_next && ((c.arch == Arch::llama && c.rope_layout != RopeLayout::interleaved) || (c.arch == Arch::qwen3 && c.rope_layout != RopeLayout::half) ||
+      c.qk_norm != (c.arch == Arch::qwen3)))
     throw EngineError(out.string() + ": a GGUF " + arch + " model implies RoPE " + (c.arch == Arch::llama ? "interleaved" : "half") +
                       (c.arch == Arch::qwen3 ? " and q/k norms" : " and no q/k norms") + "; this model differs");
   if (opts.alignment == 0 || (opts.alignment & (opts.alignment - 1)) != 0)
@@ -125,7 +129,42 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   mat("token_embd.weight", w.tok_embd, vocab, dim);
   vec("output_norm.weight", w.output_norm, dim);
   if (!c.tied_embeddings) mat("output.weight", w.output, vocab, dim);
-  for (int l = 0; l < c.n_layers; ++l) {
+  for (int l = 0; l < c.n_layers && c.arch == Arch::qwen3_next; ++l) {
+    // llama.cpp qwen3next layout (src/models/qwen3next.cpp load_arch_tensors), legacy fused ssm_in.
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const LayerWeights& L = w.layers.at(static_cast<std::size_t>(l));
+    const BlockKind k = c.block(l);
+    vec(p + "attn_norm.weight", L.attn_norm, dim);
+    vec(p + "post_attention_norm.weight", L.ffn_norm, dim);
+    if (k.mixer == MixerKind::gated_deltanet) {
+      mat(p + "ssm_in.weight", L.gdn.in_qkvz, c.gdn_qkvz_dim(), dim);
+      mat(p + "ssm_ba.weight", L.gdn.in_ba, 2LL * c.gdn_v_heads, dim);
+      ts.push_back({p + "ssm_conv1d.weight", {c.gdn_conv_kernel, c.gdn_conv_dim()}, L.gdn.conv1d, DType::f32});
+      vec(p + "ssm_dt.bias", L.gdn.dt_bias, c.gdn_v_heads);
+      vec(p + "ssm_a", L.gdn.a, c.gdn_v_heads);
+      vec(p + "ssm_norm.weight", L.gdn.norm, c.gdn_v_head_dim);
+      mat(p + "ssm_out.weight", L.gdn.out, dim, c.gdn_value_dim());
+    } else {
+      mat(p + "attn_q.weight", L.wq, (k.mixer == MixerKind::gated_attention ? 2 : 1) * qd, dim);
+      mat(p + "attn_k.weight", L.wk, kvd, dim);
+      mat(p + "attn_v.weight", L.wv, kvd, dim);
+      mat(p + "attn_output.weight", L.wo, dim, qd);
+      vec(p + "attn_q_norm.weight", L.q_norm, hd);
+      vec(p + "attn_k_norm.weight", L.k_norm, hd);
+    }
+    const std::int64_t e = c.n_experts, eh = c.expert_hidden_dim, sh = c.shared_expert_hidden_dim;
+    mat(p + "ffn_gate_inp.weight", L.moe.router, e, dim);
+    ts.push_back({p + "ffn_gate_exps.weight", {dim, eh, e}, L.moe.gate_exps, opts.dtype});
+    ts.push_back({p + "ffn_up_exps.weight", {dim, eh, e}, L.moe.up_exps, opts.dtype});
+    ts.push_back({p + "ffn_down_exps.weight", {eh, dim, e}, L.moe.down_exps, opts.dtype});
+    if (sh > 0) {
+      vec(p + "ffn_gate_inp_shexp.weight", L.moe.shared_gate, dim);
+      mat(p + "ffn_gate_shexp.weight", L.moe.gate_shexp, sh, dim);
+      mat(p + "ffn_up_shexp.weight", L.moe.up_shexp, sh, dim);
+      mat(p + "ffn_down_shexp.weight", L.moe.down_shexp, dim, sh);
+    }
+  }
+  for (int l = 0; l < c.n_layers && c.arch != Arch::qwen3_next; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     const LayerWeights& L = w.layers.at(static_cast<std::size_t>(l));
     vec(p + "attn_norm.weight", L.attn_norm, dim);
@@ -156,7 +195,8 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   h.put<std::uint32_t>(3);
   h.put<std::uint64_t>(ts.size());
   const bool preset = model.source.format == "preset";
-  std::uint64_t n_kv = 16 + (preset ? 2 : 0);
+  const bool next = c.arch == Arch::qwen3_next;
+  std::uint64_t n_kv = 16 + (preset ? 2 : 0) + (next ? 11 : 0);
   std::vector<std::string> tok_tokens, tok_merges;
   std::vector<std::int32_t> tok_types;
   if (opts.tokenizer) {
@@ -197,8 +237,25 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   h.kv_u32(arch + ".attention.value_length", static_cast<std::uint32_t>(c.head_dim));
   h.kv_f32(arch + ".attention.layer_norm_rms_epsilon", c.rms_eps);
   h.kv_f32(arch + ".rope.freq_base", c.rope_theta);
-  h.kv_u32(arch + ".rope.dimension_count", static_cast<std::uint32_t>(c.head_dim));
+  h.kv_u32(arch + ".rope.dimension_count", static_cast<std::uint32_t>(c.rot_dim()));
   h.kv_u32(arch + ".vocab_size", static_cast<std::uint32_t>(c.vocab_size));
+  if (next) {  // llama.cpp qwen3next keys (convert_hf_to_gguf.py Qwen3NextModel / Qwen2MoeModel)
+    h.kv_u32(arch + ".ssm.conv_kernel", static_cast<std::uint32_t>(c.gdn_conv_kernel));
+    h.kv_u32(arch + ".ssm.state_size", static_cast<std::uint32_t>(c.gdn_k_head_dim));
+    h.kv_u32(arch + ".ssm.group_count", static_cast<std::uint32_t>(c.gdn_k_heads));
+    h.kv_u32(arch + ".ssm.time_step_rank", static_cast<std::uint32_t>(c.gdn_v_heads));
+    h.kv_u32(arch + ".ssm.inner_size", static_cast<std::uint32_t>(c.gdn_value_dim()));
+    int interval = 0;  // the attention period of the block list (qwen3_next_blocks inverts it)
+    for (int l = 0; l < c.n_layers && interval == 0; ++l) if (c.block(l).mixer != MixerKind::gated_deltanet) interval = l + 1;
+    if (c.blocks != qwen3_next_blocks(c.n_layers, interval))
+      throw EngineError(out.string() + ": the layer kinds do not follow one full_attention_interval; GGUF qwen3next cannot express them");
+    h.kv_u32(arch + ".full_attention_interval", static_cast<std::uint32_t>(interval));
+    h.kv_u32(arch + ".expert_count", static_cast<std::uint32_t>(c.n_experts));
+    h.kv_u32(arch + ".expert_used_count", static_cast<std::uint32_t>(c.n_experts_used));
+    h.kv_u32(arch + ".expert_feed_forward_length", static_cast<std::uint32_t>(c.expert_hidden_dim));
+    h.kv_u32(arch + ".expert_shared_feed_forward_length", static_cast<std::uint32_t>(c.shared_expert_hidden_dim));
+    h.kv_bool(arch + ".expert_weights_norm", c.norm_topk_prob);
+  }
   if (preset) {
     h.kv_str("atlas.preset", model.source.preset);
     h.kv_u64("atlas.seed", model.source.seed);

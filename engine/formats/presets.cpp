@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/error.hpp"
+#include "engine/formats/qwen3_next_tensors.hpp"
 #include "engine/formats/weight_builder.hpp"
 #include "engine/tokenizer/byte_tokenizer.hpp"
 
@@ -35,11 +36,25 @@ ModelConfig make(Arch arch, const char* name, int dim, int hidden, int layers, i
   return c;
 }
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
+/// Qwen3-Next (HF Qwen3NextConfig fields; anchors-engine.md (b)).
+ModelConfig qwen3_next(const char* name, int dim, int layers, int heads, int kv_heads, int head_dim, int rope_dim, int k_heads,
+                       int v_heads, int k_head_dim, int v_head_dim, int experts, int experts_used, int expert_hidden, int shared_hidden,
+                       int vocab, int ctx, float theta) {
+  ModelConfig c = make(Arch::qwen3, name, dim, 5632, layers, heads, kv_heads, head_dim, vocab, ctx, 1e-6f, theta, false);
+  c.arch = Arch::qwen3_next;
+  c.rope_dim = rope_dim;
+  c.blocks = qwen3_next_blocks(layers, 4);
+  c.gdn_k_heads = k_heads;
+  c.gdn_v_heads = v_heads;
+  c.gdn_k_head_dim = k_head_dim;
+  c.gdn_v_head_dim = v_head_dim;
+  c.gdn_conv_kernel = 4;
+  c.n_experts = experts;
+  c.n_experts_used = experts_used;
+  c.expert_hidden_dim = expert_hidden;
+  c.shared_expert_hidden_dim = shared_hidden;
+  c.norm_topk_prob = true;
+  return c;
 }
 
 /// Uniform in [-1, 1) from the top 24 bits (exactly representable in float).
@@ -62,6 +77,10 @@ const std::vector<Preset>& presets() {
       {"qwen3-0.6b", make(Arch::qwen3, "qwen3-0.6b", 1024, 3072, 28, 16, 8, 128, 151936, 40960, 1e-6f, 1000000.0f, true)},
       {"qwen3-8b", make(Arch::qwen3, "qwen3-8b", 4096, 12288, 36, 32, 8, 128, 151936, 40960, 1e-6f, 1000000.0f, false)},
       {"llama-3.1-8b", make(Arch::llama, "llama-3.1-8b", 4096, 14336, 32, 32, 8, 128, 128256, 131072, 1e-5f, 500000.0f, false)},
+      // The anchors' qnext-tiny, vocabulary 512 (keeps reference logits a few KB).
+      {"qwen3-next-tiny", qwen3_next("qwen3-next-tiny", 256, 8, 4, 1, 128, 32, 4, 8, 64, 64, 32, 4, 64, 64, 512, 4096, 1e7f)},
+      {"qwen3-next-80b-a3b", qwen3_next("qwen3-next-80b-a3b", 2048, 48, 16, 2, 256, 64, 16, 32, 128, 128, 512, 10, 512, 512, 151936, 262144, 1e7f)},
+      {"qwen3-next-e64", qwen3_next("qwen3-next-e64", 2048, 48, 16, 2, 256, 64, 16, 32, 128, 128, 64, 10, 512, 512, 151936, 262144, 1e7f)},
   };
   return all;
 }
@@ -83,6 +102,7 @@ Model make_preset_model(std::string_view name, std::uint64_t seed, int max_seq_l
 
 Model make_random_model(const ModelConfig& config, std::uint64_t seed) {
   validate_config(config, "model config '" + config.name + "'");
+  if (config.arch == Arch::qwen3_next) return make_random_qwen3_next(config, seed);
   Model m;
   m.config = config;
   const ModelConfig& c = m.config;

@@ -9,6 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/hf_config.hpp"
+#include "engine/formats/qwen3_next_tensors.hpp"
 #include "engine/tokenizer/bpe.hpp"
 
 namespace atlas::engine {
@@ -195,6 +196,92 @@ std::vector<std::filesystem::path> shard_files(const std::filesystem::path& dir)
   throw EngineError(dir.string() + ": neither model.safetensors nor model.safetensors.index.json");
 }
 
+/// Qwen3-Next: HF tensors -> the engine's GGUF-named table. Values are converted to float32 with
+/// the engine transforms (1 + w for zero-centred norms, -exp(A_log)), experts stacked; the
+/// per-expert checkpoint layout (mlp.experts.E.{gate,up,down}_proj.weight) and transformers
+/// 5's fused one (mlp.experts.gate_up_proj [E][2I][dim], mlp.experts.down_proj [E][dim][I]) are
+/// both read. Returns the table; `used` gets the HF names consumed.
+TensorTable qwen3_next_table(Model& m, const std::map<std::string, TensorView>& hf, const std::filesystem::path& dir,
+                             std::set<std::string>& used) {
+  const ModelConfig& c = m.config;
+  const auto list = qwen3_next_hf_tensors(c);
+  std::map<std::string, std::vector<std::int64_t>> shapes;  // engine (GGUF row-major) shape per tensor
+  std::map<std::string, std::int64_t> sizes;
+  for (const auto& t : list) {
+    std::int64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    sizes[t.gguf_name] += n;
+    std::vector<std::int64_t> shape = t.shape;
+    if (t.expert >= 0) shape.insert(shape.begin(), c.n_experts);
+    if (t.gguf_name.ends_with("ssm_conv1d.weight")) shape = {t.shape[0], t.shape[2]};
+    if (t.gguf_name.ends_with("ffn_gate_inp_shexp.weight")) shape = {t.shape[1]};
+    shapes[t.gguf_name] = shape;
+  }
+  std::int64_t total = 0;
+  for (const auto& [_, n] : sizes) total += n;
+  std::shared_ptr<float[]> buf = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(total));
+  m.keep_alive(buf);
+  std::map<std::string, float*> dst;
+  std::int64_t at = 0;
+  for (const auto& [name, n] : sizes) {
+    dst[name] = buf.get() + at;
+    at += n;
+  }
+  auto convert = [&](const std::string& name, const TensorView& v, std::int64_t offset, std::int64_t n, float* out, HfInit init) {
+    const std::int64_t per = block_bytes(v.dtype) / block_elements(v.dtype);
+    dequantize(v.dtype, v.data.subspan(static_cast<std::size_t>(offset * per), static_cast<std::size_t>(n * per)),
+               std::span<float>(out, static_cast<std::size_t>(n)));
+    for (std::int64_t k = 0; k < n; ++k) out[k] = qwen3_next_engine_value(init, out[k]);
+    used.insert(name);
+  };
+  auto shape_str = [](const std::vector<std::int64_t>& v) {
+    std::string o = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) o += (i ? "," : "") + std::to_string(v[i]);
+    return o + "]";
+  };
+  for (const auto& t : list) {
+    std::int64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    float* out = dst[t.gguf_name] + (t.expert >= 0 ? t.expert * n : 0);
+    if (auto it = hf.find(t.hf_name); it != hf.end()) {
+      if (it->second.shape != t.shape)
+        throw EngineError(dir.string() + ": tensor " + t.hf_name + " has shape " + shape_str(it->second.shape) + ", expected " + shape_str(t.shape));
+      convert(t.hf_name, it->second, 0, n, out, t.init);
+      continue;
+    }
+    if (t.expert >= 0) {  // transformers 5 fused experts
+      const std::string layer = t.hf_name.substr(0, t.hf_name.find(".experts.") + 9);
+      const bool down = t.hf_name.ends_with("down_proj.weight");
+      const std::string fused = layer + (down ? "down_proj" : "gate_up_proj");
+      if (auto it = hf.find(fused); it != hf.end()) {
+        const std::int64_t e = c.n_experts, ih = c.expert_hidden_dim, d = c.dim;
+        const std::vector<std::int64_t> want = down ? std::vector<std::int64_t>{e, d, ih} : std::vector<std::int64_t>{e, 2 * ih, d};
+        if (it->second.shape != want)
+          throw EngineError(dir.string() + ": tensor " + fused + " has shape " + shape_str(it->second.shape) + ", expected " + shape_str(want) +
+                            " (num_experts " + std::to_string(e) + ")");
+        std::int64_t offset = t.expert * (down ? d * ih : 2 * ih * d);
+        if (t.hf_name.ends_with("up_proj.weight") && !down) offset += ih * d;  // [gate | up] per expert
+        convert(fused, it->second, offset, n, out, t.init);
+        continue;
+      }
+    }
+    std::string why;
+    if (t.hf_name.ends_with("shared_expert_gate.weight"))
+      why = " (config.json shared_expert_intermediate_size is " + std::to_string(c.shared_expert_hidden_dim) + ": a shared expert needs its gate)";
+    else if (t.expert >= 0)
+      why = " (config.json num_experts is " + std::to_string(c.n_experts) + ")";
+    else if (t.hf_name.find("linear_attn") != std::string::npos || t.hf_name.find("self_attn") != std::string::npos)
+      why = " (config.json makes this layer " + std::string(t.hf_name.find("linear_attn") != std::string::npos ? "linear_attention" : "full_attention") + ")";
+    throw EngineError(dir.string() + ": tensor " + t.hf_name + " is missing" + why);
+  }
+  TensorTable table;
+  for (const auto& [name, n] : sizes) {
+    table[name] = TensorView{DType::f32, shapes[name],
+                             std::span<const std::byte>(reinterpret_cast<const std::byte*>(dst[name]), static_cast<std::size_t>(n) * sizeof(float))};
+  }
+  return table;
+}
+
 }  // namespace
 
 Model load_safetensors_model(const std::filesystem::path& dir, const LoadOptions& opts) {
@@ -204,7 +291,26 @@ Model load_safetensors_model(const std::filesystem::path& dir, const LoadOptions
   if (opts.max_seq_len > 0) m.config.max_seq_len = opts.max_seq_len;
   TensorTable table;
   std::vector<std::string> unused;  // tensors the engine has no use for (provenance)
-  for (const auto& shard : shard_files(dir)) {
+  if (m.config.arch == Arch::qwen3_next) {
+    std::map<std::string, TensorView> hf;
+    for (const auto& shard : shard_files(dir)) {
+      SafetensorsFile f = read_safetensors(shard);
+      for (auto& [name, view] : f.tensors) {
+        if (!hf.emplace(name, view).second) throw EngineError(shard.string() + ": tensor '" + name + "' also appears in another shard");
+      }
+      m.keep_alive(f.map);
+    }
+    if (!m.config.tied_embeddings && !hf.contains("lm_head.weight"))
+      throw EngineError(dir.string() + ": tensor lm_head.weight is missing (config.json tie_word_embeddings is false)");
+    validate_config(m.config, dir / "config.json");
+    std::set<std::string> used;
+    table = qwen3_next_table(m, hf, dir, used);
+    for (const auto& [name, _] : hf) {
+      if (!used.contains(name)) unused.push_back(name);  // e.g. mtp.* (multi-token prediction), unused here
+    }
+    for (const auto& u : assemble_weights(m, table, dir)) unused.push_back(u);
+  }
+  for (const auto& shard : m.config.arch == Arch::qwen3_next ? std::vector<std::filesystem::path>{} : shard_files(dir)) {
     SafetensorsFile f = read_safetensors(shard);
     for (auto& [name, view] : f.tensors) {
       const std::string e = engine_name(name);
@@ -216,13 +322,15 @@ Model load_safetensors_model(const std::filesystem::path& dir, const LoadOptions
     }
     m.keep_alive(f.map);
   }
-  if (m.config.tied_embeddings) {
-    table.erase("output.weight");
-  } else if (!table.contains("output.weight")) {
-    throw EngineError(dir.string() + ": tensor lm_head.weight is missing (config.json tie_word_embeddings is false)");
+  if (m.config.arch != Arch::qwen3_next) {
+    if (m.config.tied_embeddings) {
+      table.erase("output.weight");
+    } else if (!table.contains("output.weight")) {
+      throw EngineError(dir.string() + ": tensor lm_head.weight is missing (config.json tie_word_embeddings is false)");
+    }
+    validate_config(m.config, dir / "config.json");
+    for (const auto& u : assemble_weights(m, table, dir, hf_name)) unused.push_back(u);
   }
-  validate_config(m.config, dir / "config.json");
-  for (const auto& u : assemble_weights(m, table, dir, hf_name)) unused.push_back(u);
   for (const auto& u : unused) {
     auto& list = m.source.metadata["safetensors.unused_tensors"];
     if (!list.empty()) list += ',';

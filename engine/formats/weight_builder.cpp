@@ -31,6 +31,43 @@ struct Need {
 
 }  // namespace
 
+void validate_blocks(const ModelConfig& c, const std::filesystem::path& file) {
+  const std::string f = file.string() + ": ";
+  if (!c.blocks.empty() && c.blocks.size() != static_cast<std::size_t>(c.n_layers))
+    throw EngineError(f + "the layer list has " + std::to_string(c.blocks.size()) + " entries, n_layers is " + std::to_string(c.n_layers));
+  bool gdn = false, moe = false, gated = false;
+  for (const auto& b : c.blocks) {
+    gdn |= b.mixer == MixerKind::gated_deltanet;
+    gated |= b.mixer == MixerKind::gated_attention;
+    moe |= b.ffn == FfnKind::moe;
+  }
+  auto positive = [&](const char* field, long long v) {
+    if (v <= 0) throw EngineError(f + field + " = " + std::to_string(v) + " (must be > 0)");
+  };
+  if (c.rope_dim < 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
+    throw EngineError(f + "rope_dim = " + std::to_string(c.rope_dim) + " (must be even and within head_dim " + std::to_string(c.head_dim) + ")");
+  if (gated && !c.qk_norm) throw EngineError(f + "gated_attention layers need q/k norms (qk_norm)");
+  if (gdn) {
+    positive("linear_num_key_heads", c.gdn_k_heads);
+    positive("linear_num_value_heads", c.gdn_v_heads);
+    positive("linear_key_head_dim", c.gdn_k_head_dim);
+    positive("linear_value_head_dim", c.gdn_v_head_dim);
+    positive("linear_conv_kernel_dim", c.gdn_conv_kernel);
+    if (c.gdn_v_heads % c.gdn_k_heads != 0)
+      throw EngineError(f + "linear_num_value_heads " + std::to_string(c.gdn_v_heads) + " is not a multiple of linear_num_key_heads " +
+                        std::to_string(c.gdn_k_heads) + " (each key head must serve a whole number of value heads)");
+  }
+  if (moe) {
+    positive("num_experts", c.n_experts);
+    positive("num_experts_per_tok", c.n_experts_used);
+    positive("moe_intermediate_size", c.expert_hidden_dim);
+    if (c.n_experts_used > c.n_experts)
+      throw EngineError(f + "num_experts_per_tok = " + std::to_string(c.n_experts_used) + " exceeds num_experts = " + std::to_string(c.n_experts));
+    if (c.shared_expert_hidden_dim < 0)
+      throw EngineError(f + "shared_expert_intermediate_size = " + std::to_string(c.shared_expert_hidden_dim) + " (must be >= 0)");
+  }
+}
+
 void validate_config(const ModelConfig& c, const std::filesystem::path& file) {
   auto positive = [&](const char* field, long long v) {
     if (v <= 0) throw EngineError(file.string() + ": " + field + " = " + std::to_string(v) + " (must be > 0)");
@@ -50,6 +87,7 @@ void validate_config(const ModelConfig& c, const std::filesystem::path& file) {
   if (!(c.rms_eps > 0.0f) || !(c.rope_theta > 0.0f))
     throw EngineError(file.string() + ": rms_eps = " + std::to_string(c.rms_eps) + ", rope_theta = " + std::to_string(c.rope_theta) +
                       " (must be > 0)");
+  validate_blocks(c, file);
   // The largest matrices must stay addressable: elements fit comfortably in int64.
   const long long big = static_cast<long long>(c.vocab_size) * c.dim;
   if (big / c.dim != c.vocab_size || static_cast<long long>(c.hidden_dim) * c.dim > (1LL << 40))
@@ -96,19 +134,57 @@ std::vector<std::string> assemble_weights(Model& model, const TensorTable& tenso
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+    const BlockKind kind = c.block(l);
     needs.push_back({p + "attn_norm.weight", {dim}, &L.attn_norm});
-    needs.push_back({p + "attn_q.weight", {qd, dim}, &L.wq});
-    needs.push_back({p + "attn_k.weight", {kvd, dim}, &L.wk});
-    needs.push_back({p + "attn_v.weight", {kvd, dim}, &L.wv});
-    needs.push_back({p + "attn_output.weight", {dim, qd}, &L.wo});
-    if (c.qk_norm) {
-      needs.push_back({p + "attn_q_norm.weight", {hd}, &L.q_norm});
-      needs.push_back({p + "attn_k_norm.weight", {hd}, &L.k_norm});
+    switch (kind.mixer) {
+      case MixerKind::attention:
+      case MixerKind::gated_attention: {
+        const std::int64_t q_rows = kind.mixer == MixerKind::gated_attention ? 2 * qd : qd;
+        needs.push_back({p + "attn_q.weight", {q_rows, dim}, &L.wq});
+        needs.push_back({p + "attn_k.weight", {kvd, dim}, &L.wk});
+        needs.push_back({p + "attn_v.weight", {kvd, dim}, &L.wv});
+        needs.push_back({p + "attn_output.weight", {dim, qd}, &L.wo});
+        if (c.qk_norm) {
+          needs.push_back({p + "attn_q_norm.weight", {hd}, &L.q_norm});
+          needs.push_back({p + "attn_k_norm.weight", {hd}, &L.k_norm});
+        }
+        break;
+      }
+      case MixerKind::gated_deltanet: {
+        const std::int64_t vh = c.gdn_v_heads;
+        needs.push_back({p + "ssm_in.weight", {c.gdn_qkvz_dim(), dim}, &L.gdn.in_qkvz});
+        needs.push_back({p + "ssm_ba.weight", {2 * vh, dim}, &L.gdn.in_ba});
+        needs.push_back({p + "ssm_conv1d.weight", {c.gdn_conv_dim(), c.gdn_conv_kernel}, &L.gdn.conv1d});
+        needs.push_back({p + "ssm_dt.bias", {vh}, &L.gdn.dt_bias});
+        needs.push_back({p + "ssm_a", {vh}, &L.gdn.a});
+        needs.push_back({p + "ssm_norm.weight", {c.gdn_v_head_dim}, &L.gdn.norm});
+        needs.push_back({p + "ssm_out.weight", {dim, c.gdn_value_dim()}, &L.gdn.out});
+        break;
+      }
     }
-    needs.push_back({p + "ffn_norm.weight", {dim}, &L.ffn_norm});
-    needs.push_back({p + "ffn_gate.weight", {hid, dim}, &L.w_gate});
-    needs.push_back({p + "ffn_up.weight", {hid, dim}, &L.w_up});
-    needs.push_back({p + "ffn_down.weight", {dim, hid}, &L.w_down});
+    // Qwen3-Next GGUF names the ffn's input norm post_attention_norm (HF post_attention_layernorm).
+    needs.push_back({p + (c.arch == Arch::qwen3_next ? "post_attention_norm.weight" : "ffn_norm.weight"), {dim}, &L.ffn_norm});
+    switch (kind.ffn) {
+      case FfnKind::swiglu:
+        needs.push_back({p + "ffn_gate.weight", {hid, dim}, &L.w_gate});
+        needs.push_back({p + "ffn_up.weight", {hid, dim}, &L.w_up});
+        needs.push_back({p + "ffn_down.weight", {dim, hid}, &L.w_down});
+        break;
+      case FfnKind::moe: {
+        const std::int64_t e = c.n_experts, eh = c.expert_hidden_dim, sh = c.shared_expert_hidden_dim;
+        needs.push_back({p + "ffn_gate_inp.weight", {e, dim}, &L.moe.router});
+        needs.push_back({p + "ffn_gate_exps.weight", {e, eh, dim}, &L.moe.gate_exps});
+        needs.push_back({p + "ffn_up_exps.weight", {e, eh, dim}, &L.moe.up_exps});
+        needs.push_back({p + "ffn_down_exps.weight", {e, dim, eh}, &L.moe.down_exps});
+        if (sh > 0) {
+          needs.push_back({p + "ffn_gate_inp_shexp.weight", {dim}, &L.moe.shared_gate});
+          needs.push_back({p + "ffn_gate_shexp.weight", {sh, dim}, &L.moe.gate_shexp});
+          needs.push_back({p + "ffn_up_shexp.weight", {sh, dim}, &L.moe.up_shexp});
+          needs.push_back({p + "ffn_down_shexp.weight", {dim, sh}, &L.moe.down_shexp});
+        }
+        break;
+      }
+    }
   }
 
   // Validate everything before allocating, and size the float32 buffer for converted tensors.

@@ -17,6 +17,8 @@ AnatomyWindow CpuAnatomySource::end() {
 AnatomyWindow window_from_stage_totals(const engine::StageTimer::Totals& totals) {
   AnatomyWindow w;
   for (int i = 0; i < engine::kStageCount; ++i) {
+    // A stage this model's blocks never ran (a gdn_* stage of a dense model) is not reported.
+    if (totals.calls[static_cast<std::size_t>(i)] == 0 && totals.ns[static_cast<std::size_t>(i)] == 0) continue;
     StageAnatomy s;
     s.stage = std::string(engine::to_string(static_cast<engine::Stage>(i)));
     s.calls = static_cast<double>(totals.calls[static_cast<std::size_t>(i)]);

@@ -27,7 +27,7 @@ const RegisterCommand kMakeModel{Command{
       auto o = std::make_shared<MakeModelOptions>();
       std::vector<std::string> names;
       for (const auto& p : engine::presets()) names.push_back(p.name);
-      sub.add_option("--arch", o->arch, "Architecture; picks tiny-<arch> when --preset is absent")->check(CLI::IsMember({"llama", "qwen3"}));
+      sub.add_option("--arch", o->arch, "Architecture; picks tiny-<arch> when --preset is absent")->check(CLI::IsMember({"llama", "qwen3", "qwen3next"}));
       sub.add_option("--preset", o->preset, "Preset name")->check(CLI::IsMember(names));
       sub.add_option("--seed", o->seed, "Weight seed (same seed: byte-identical file)");
       sub.add_option("--out", o->out, "Output .gguf path")->required();
@@ -39,7 +39,7 @@ const RegisterCommand kMakeModel{Command{
           std::cerr << "make-model: give --preset or --arch\n";
           return to_int(ExitCode::input_error);
         }
-        const std::string name = o->preset.empty() ? "tiny-" + o->arch : o->preset;
+        const std::string name = o->preset.empty() ? (o->arch == "qwen3next" ? "qwen3-next-tiny" : "tiny-" + o->arch) : o->preset;
         const auto& preset = engine::find_preset(name);
         if (!o->arch.empty() && o->arch != engine::to_string(preset.config.arch)) {
           std::cerr << "make-model: --arch " << o->arch << " does not match preset " << name << " (" << engine::to_string(preset.config.arch) << ")\n";

@@ -44,6 +44,9 @@ const Model& stories110m() {
 /// is negligible), plus norms.
 double weight_bytes_per_token(const Model& m) {
   const auto& c = m.config;
+  // Hybrid models: the parameters one token reads (routed experts only), less the embedding
+  // table (one row is read) when the lm_head is separate.
+  if (!c.is_dense()) return 4.0 * static_cast<double>(c.active_parameter_count() - (c.tied_embeddings ? 0LL : 1LL * c.vocab_size * c.dim));
   const double layer = 2.0 * c.dim + static_cast<double>(c.q_dim()) * c.dim * 2 + 2.0 * c.kv_dim() * c.dim + 3.0 * c.hidden_dim * c.dim;
   return 4.0 * (c.n_layers * layer + c.dim + static_cast<double>(c.vocab_size) * c.dim);
 }
@@ -83,6 +86,15 @@ void prefill(benchmark::State& state, const Model& m, int n) {
   state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * n, benchmark::Counter::kIsRate);
 }
 
+/// The qwen3-next-tiny preset (anchors' qnext-tiny: 8 layers, 6 Gated DeltaNet + 2 gated
+/// attention, 32 experts top-4 + shared, vocab 512): the hybrid block path on the CPU.
+const Model& qwen3_next_tiny() {
+  static const Model m = make_preset_model("qwen3-next-tiny", /*seed=*/17, /*max_seq_len=*/1024);
+  return m;
+}
+void BM_Decode_qwen3_next_tiny(benchmark::State& s) { decode(s, qwen3_next_tiny(), 256); }
+void BM_Prefill128_qwen3_next_tiny(benchmark::State& s) { prefill(s, qwen3_next_tiny(), 128); }
+
 void BM_Decode_stories260K(benchmark::State& s) { decode(s, stories260k(), 256); }
 void BM_Prefill256_stories260K(benchmark::State& s) { prefill(s, stories260k(), 256); }
 void BM_Decode_stories110M(benchmark::State& s) { decode(s, stories110m(), 64); }
@@ -115,6 +127,8 @@ void BM_MemoryCopy(benchmark::State& state) {
 
 BENCHMARK(BM_MemoryRead)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode_qwen3_next_tiny)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Prefill128_qwen3_next_tiny)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Decode_stories260K)->Arg(1)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Prefill256_stories260K)->Arg(1)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Decode_stories110M)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
