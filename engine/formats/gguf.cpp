@@ -327,6 +327,7 @@ std::optional<int> optional_id(const GgufFile& f, const std::string& key, std::s
 std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
   if (!f.find("tokenizer.ggml.model")) return nullptr;
   const std::string kind = f.get_string("tokenizer.ggml.model");
+  if (kind == "none" || kind == "no_vocab") return nullptr;  // llama.cpp: a model without a vocabulary
   std::vector<std::string> tokens = string_array(f, "tokenizer.ggml.tokens");
   std::vector<int> types;
   if (f.find("tokenizer.ggml.token_type")) {

@@ -196,7 +196,7 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   h.put<std::uint64_t>(ts.size());
   const bool preset = model.source.format == "preset";
   const bool next = c.arch == Arch::qwen3_next;
-  std::uint64_t n_kv = 16 + (preset ? 2 : 0) + (next ? 11 : 0);
+  std::uint64_t n_kv = 16 + (preset ? 2 : 0) + (next ? 11 : 0) + (opts.tokenizer ? 0 : 1);
   std::vector<std::string> tok_tokens, tok_merges;
   std::vector<std::int32_t> tok_types;
   if (opts.tokenizer) {
@@ -259,6 +259,11 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   if (preset) {
     h.kv_str("atlas.preset", model.source.preset);
     h.kv_u64("atlas.seed", model.source.seed);
+  }
+  if (!opts.tokenizer) {
+    // llama.cpp's marker for a model without a vocabulary (LLAMA_VOCAB_TYPE_NONE, vocab_size
+    // dummy tokens): llama.cpp then loads the file and runs token ids.
+    h.kv_str("tokenizer.ggml.model", "none");
   }
   if (opts.tokenizer) {
     const BpeVocab& v = *opts.tokenizer;

@@ -24,7 +24,11 @@ struct GgufWriteOptions {
 /// Writes `model` as GGUF v3: general.architecture/name/alignment, `<arch>.context_length`,
 /// embedding_length, feed_forward_length, block_count, attention.head_count,
 /// head_count_kv, key_length, value_length, layer_norm_rms_epsilon, rope.freq_base,
-/// rope.dimension_count, and for presets atlas.preset / atlas.seed. Tensors use GGUF names and
+/// rope.dimension_count (the rotated dims), for presets atlas.preset / atlas.seed, and without a
+/// tokenizer tokenizer.ggml.model = "none" (llama.cpp's vocabulary-less marker). qwen3next models
+/// (Qwen3-Next) follow llama.cpp's layout: ssm.* / expert_* / full_attention_interval keys, the
+/// legacy fused ssm_in, stacked *_exps experts, norms with the +1 baked in, ssm_a = -exp(A_log).
+/// Tensors use GGUF names and
 /// ne0-first shapes; output.weight is omitted when the embedding is tied. A tokenizer is
 /// written only from opts.tokenizer (a Tokenizer object cannot be serialized generically). Q8_0 needs every
 /// row length to be a multiple of 32 (EngineError otherwise). The file is written to a
