@@ -61,8 +61,17 @@ GenerateResult Session::generate(const GenerateRequest& req, const std::function
   cached_.clear();  // the cache is inconsistent until prefill succeeds
   r.prefix_reused = reuse;
   r.prefilled = n_prompt - reuse;
-  const std::span<const int> suffix(prompt.data() + reuse, static_cast<std::size_t>(n_prompt - reuse));
-  int next = backend_->forward_sample(suffix, reuse, sampler);
+  int next = 0;
+  if (backend_->has_recurrent_state() && n_prompt - 1 > reuse) {
+    // Checkpoint the state before the last prompt token too: the same prompt sent again (a
+    // retry, a warm TTFT run) then reuses all but its last token, as a KV cache would.
+    backend_->forward(std::span<const int>(prompt.data() + reuse, static_cast<std::size_t>(n_prompt - 1 - reuse)), reuse);
+    backend_->save_checkpoint();
+    next = backend_->forward_sample(std::span<const int>(prompt.data() + n_prompt - 1, 1), n_prompt - 1, sampler);
+  } else {
+    const std::span<const int> suffix(prompt.data() + reuse, static_cast<std::size_t>(n_prompt - reuse));
+    next = backend_->forward_sample(suffix, reuse, sampler);
+  }
   cached_ = prompt;
   backend_->save_checkpoint();  // hybrid models: the state after the prompt (no-op otherwise)
 

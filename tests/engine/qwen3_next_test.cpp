@@ -307,7 +307,7 @@ TEST_CASE("qwen3-next: session prefix reuse resumes from recurrent-state checkpo
   r.max_new_tokens = 12;
   const auto out1 = warm.generate(r);
   CHECK(out1.prefix_reused == 0);
-  CHECK(warm_backend->checkpoints() == std::vector<int>{90, 90 + 11});
+  CHECK(warm_backend->checkpoints() == std::vector<int>{89, 90, 90 + 11});
   // Turn 2: the whole conversation so far plus a new message.
   std::vector<int> turn2 = turn1;
   turn2.insert(turn2.end(), out1.output_ids.begin(), out1.output_ids.end());
@@ -330,6 +330,10 @@ TEST_CASE("qwen3-next: session prefix reuse resumes from recurrent-state checkpo
   Session cold2(*cold_backend);
   cold2.reset();
   CHECK(cold2.generate(r).output_ids == out3.output_ids);
+  // The same prompt again (a retry, a warm TTFT run) reuses all but its last token.
+  const auto again = warm.generate(r);
+  CHECK(again.prefix_reused == static_cast<int>(other.size()) - 1);
+  CHECK(again.output_ids == out3.output_ids);
   // The backend refuses to resume where it has no state.
   CHECK_THROWS_WITH_AS(warm_backend->forward(std::vector<int>{1}, 77), doctest::Contains("cannot resume at position 77"), EngineError);
 }
