@@ -63,6 +63,7 @@ void decode(benchmark::State& state, const Model& m, int ctx) {
   auto b = backend_for(m, static_cast<int>(state.range(0)));
   const int bos = 1;
   b->forward(std::span<const int>(&bos, 1), 0);
+  b->save_checkpoint();  // hybrid models: the wrap back to position 1 resumes the recurrent state from here
   int pos = 1, token = 5;
   for (auto _ : state) {
     const auto logits = b->forward(std::span<const int>(&token, 1), pos);
