@@ -11,7 +11,10 @@ of the Hugging Face tensor name, power-of-two scales), runs it in float32 on the
   config.json:    the config.json HF's save_pretrained writes for this model.
 The engine's test builds `preset:qwen3-next-tiny@17` (same values) and compares.
 
-Usage: python3 make_reference.py OUT_DIR
+Usage: python3 make_reference.py OUT_DIR [VARIANT]
+VARIANT "tiny" (default) is the preset's config; "variant" changes what the preset cannot show:
+norm_topk_prob false, a dense SwiGLU layer (mlp_only_layers [5]) and a layer_types list that no
+full_attention_interval gives. Its files are reference-variant.json / config-variant.json.
 """
 import base64
 import json
@@ -91,6 +94,8 @@ def values(name, shape):
 
 def main():
     out_dir = sys.argv[1]
+    variant = sys.argv[2] if len(sys.argv) > 2 else "tiny"
+    suffix = "" if variant == "tiny" else "-" + variant
     os.makedirs(out_dir, exist_ok=True)
     from transformers import Qwen3NextConfig, Qwen3NextForCausalLM
     import transformers
@@ -105,6 +110,14 @@ def main():
         linear_num_key_heads=4, linear_num_value_heads=8, decoder_sparse_step=1, moe_intermediate_size=64,
         shared_expert_intermediate_size=64, num_experts_per_tok=4, num_experts=32, norm_topk_prob=True,
         mlp_only_layers=[], full_attention_interval=4, dtype="float32")
+    if variant == "variant":
+        cfg.norm_topk_prob = False
+        cfg.mlp_only_layers = [5]
+        cfg.intermediate_size = 96
+        cfg.layer_types = ["linear_attention", "full_attention", "linear_attention", "linear_attention",
+                           "full_attention", "linear_attention", "linear_attention", "full_attention"]
+    elif variant != "tiny":
+        raise SystemExit("unknown variant " + variant)
     cfg._attn_implementation = "eager"
     model = Qwen3NextForCausalLM(cfg).to(torch.float32).eval()
     print("transformers", transformers.__version__, "torch", torch.__version__)
@@ -133,7 +146,7 @@ def main():
             filled += 1
     print("filled", filled, "tensors;", sum(p.numel() for p in model.parameters()), "parameters")
 
-    model.save_pretrained(os.path.join(out_dir, "hf_model"))
+    model.save_pretrained(os.path.join(out_dir, "hf_model" + suffix))
     rng = np.random.RandomState(1234)
     cases = []
     for length in PROMPT_LENGTHS:
@@ -160,13 +173,15 @@ def main():
 
     ref = {"made_by": "tests/engine/qwen3_next_reference/make_reference.py",
            "transformers": transformers.__version__, "torch": torch.__version__,
-           "preset": "qwen3-next-tiny", "seed": SEED, "cases": cases}
-    with open(os.path.join(out_dir, "reference.json"), "w") as f:
+           "preset": "qwen3-next-tiny" if variant == "tiny" else None, "variant": variant, "seed": SEED, "cases": cases}
+    with open(os.path.join(out_dir, "reference" + suffix + ".json"), "w") as f:
         json.dump(ref, f, separators=(",", ":"))
-    with open(os.path.join(out_dir, "hf_model", "config.json")) as f:
+    with open(os.path.join(out_dir, "hf_model" + suffix, "config.json")) as f:
         hf_cfg = json.load(f)
-    with open(os.path.join(out_dir, "config.json"), "w") as f:
+    with open(os.path.join(out_dir, "config" + suffix + ".json"), "w") as f:
         json.dump(hf_cfg, f, indent=1, sort_keys=True)
+    if variant != "tiny":
+        return
     # The shapes HF saved, for checking the engine's HF loader names.
     from safetensors import safe_open
     names = {}
