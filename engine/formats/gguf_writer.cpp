@@ -116,6 +116,13 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
       c.qk_norm != (c.arch == Arch::qwen3)))
     throw EngineError(out.string() + ": a GGUF " + arch + " model implies RoPE " + (c.arch == Arch::llama ? "interleaved" : "half") +
                       (c.arch == Arch::qwen3 ? " and q/k norms" : " and no q/k norms") + "; this model differs");
+  int interval = 0;  // qwen3next: the attention period of the block list (qwen3_next_blocks inverts it)
+  if (c.arch == Arch::qwen3_next) {
+    for (int l = 0; l < c.n_layers && interval == 0; ++l) if (c.block(l).mixer != MixerKind::gated_deltanet) interval = l + 1;
+    if (c.blocks != qwen3_next_blocks(c.n_layers, interval))
+      throw EngineError(out.string() + ": GGUF qwen3next expresses only gated_deltanet / gated_attention layers by one full_attention_interval "
+                        "with a moe ffn on every layer; this model's layer kinds differ");
+  }
   if (opts.alignment == 0 || (opts.alignment & (opts.alignment - 1)) != 0)
     throw EngineError(out.string() + ": alignment " + std::to_string(opts.alignment) + " is not a power of two");
 
@@ -245,10 +252,6 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
     h.kv_u32(arch + ".ssm.group_count", static_cast<std::uint32_t>(c.gdn_k_heads));
     h.kv_u32(arch + ".ssm.time_step_rank", static_cast<std::uint32_t>(c.gdn_v_heads));
     h.kv_u32(arch + ".ssm.inner_size", static_cast<std::uint32_t>(c.gdn_value_dim()));
-    int interval = 0;  // the attention period of the block list (qwen3_next_blocks inverts it)
-    for (int l = 0; l < c.n_layers && interval == 0; ++l) if (c.block(l).mixer != MixerKind::gated_deltanet) interval = l + 1;
-    if (c.blocks != qwen3_next_blocks(c.n_layers, interval))
-      throw EngineError(out.string() + ": the layer kinds do not follow one full_attention_interval; GGUF qwen3next cannot express them");
     h.kv_u32(arch + ".full_attention_interval", static_cast<std::uint32_t>(interval));
     h.kv_u32(arch + ".expert_count", static_cast<std::uint32_t>(c.n_experts));
     h.kv_u32(arch + ".expert_used_count", static_cast<std::uint32_t>(c.n_experts_used));

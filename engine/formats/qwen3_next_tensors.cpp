@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 
+#include <unistd.h>
+
 #include "engine/error.hpp"
 #include "engine/tokenizer/byte_tokenizer.hpp"
 
@@ -127,6 +129,15 @@ Model make_random_qwen3_next(const ModelConfig& config, std::uint64_t seed) {
   }
   std::int64_t total = 0;
   for (const auto& [name, n] : sizes) total += n;
+  // The release-sized presets (qwen3-next-80b-a3b, -e64) exist for their dimensions and byte
+  // counts; as float32 host arrays they do not fit a normal machine: say so instead of failing
+  // an allocation (or the OOM killer) half-way.
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const double need_gb = static_cast<double>(total) * 4 / 1e9, have_gb = pages > 0 && page > 0 ? static_cast<double>(pages) * page / 1e9 : 0.0;
+  if (have_gb > 0 && need_gb > 0.8 * have_gb)
+    throw EngineError("model '" + config.name + "': " + std::to_string(total) + " parameters need " + std::to_string(static_cast<long>(need_gb)) +
+                      " GB as float32 host weights, more than 80% of this machine's " + std::to_string(static_cast<long>(have_gb)) +
+                      " GB of memory (random weights are built as float32)");
   std::shared_ptr<float[]> buf = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(total));
   m.keep_alive(buf);
   std::map<std::string, std::span<float>> spans;

@@ -15,6 +15,7 @@
 #include "engine/backend.hpp"
 #include "engine/cpu/gdn.hpp"
 #include "engine/error.hpp"
+#include "engine/formats/dtype.hpp"
 #include "engine/formats/gguf.hpp"
 #include "engine/formats/gguf_writer.hpp"
 #include "engine/formats/hf_config.hpp"
@@ -77,8 +78,8 @@ struct Agreement {
 /// Compares `model` on the CPU backend with HF's reference: last-prompt-position logits, then
 /// 128 teacher-forced steps (HF's greedy tokens fed back) whose argmax must equal HF's token on
 /// every step HF decided by a margin > 1e-3.
-Agreement compare_with_hf(const Model& model) {
-  const auto ref = nlohmann::json::parse(atlas::read_file(reference_dir() / "reference.json"));
+Agreement compare_with_hf(const Model& model, const char* reference = "reference.json") {
+  const auto ref = nlohmann::json::parse(atlas::read_file(reference_dir() / reference));
   BackendOptions o;
   o.threads = 2;
   auto backend = make_backend(model, o);
@@ -182,6 +183,8 @@ TEST_CASE("qwen3-next-tiny: the preset keeps the release's awkward ratios") {
   CHECK(big.parameter_count() > 78'000'000'000LL);
   CHECK(big.parameter_count() < 82'000'000'000LL);
   CHECK(big.active_parameter_count() < 4'000'000'000LL);
+  // Too big to build as float32 here: a clear error, not an allocation failure.
+  CHECK_THROWS_WITH_AS(make_preset_model("qwen3-next-80b-a3b", 0), doctest::Contains("GB as float32 host weights"), EngineError);
 }
 
 TEST_CASE("qwen3-next-tiny: one 300-token prefill (chunked GDN) equals token-by-token decode (recurrent)") {
@@ -247,6 +250,80 @@ TEST_CASE("qwen3-next: a Hugging Face directory (HF's own config.json, per-exper
   CHECK(m.config.n_experts_used == tiny().config.n_experts_used);
   const Agreement a = compare_with_hf(m);
   CHECK(a.agreed == a.decided);
+}
+
+namespace {
+/// Writes an HF directory: `config` (a config.json) and model.safetensors holding the reference
+/// script's values for every tensor that config implies, stored as `dtype`.
+void write_hf_dir(const std::filesystem::path& dir, const std::filesystem::path& config, DType dtype) {
+  std::filesystem::copy_file(config, dir / "config.json");
+  const ModelConfig c = read_hf_config(dir / "config.json").config;
+  std::vector<std::vector<float>> values;
+  std::vector<SafetensorsTensor> ts;
+  const auto list = qwen3_next_hf_tensors(c);
+  values.reserve(list.size());
+  for (const auto& t : list) {
+    std::int64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    values.emplace_back(static_cast<std::size_t>(n));
+    qwen3_next_random_values(t, 17, values.back().data(), n);
+    ts.push_back({t.hf_name, dtype, t.shape, values.back()});
+  }
+  atlas::write_file_atomic(dir / "model.safetensors", safetensors_bytes(ts));
+}
+}  // namespace
+
+TEST_CASE("qwen3-next variant: norm_topk_prob false, a dense SwiGLU layer, free layer_types; matches Hugging Face") {
+  const auto dir = atlas::test::scratch_dir("qwen3_next_variant");
+  write_hf_dir(dir, reference_dir() / "config-variant.json", DType::f32);
+  LoadOptions lo;
+  lo.max_seq_len = 1024;
+  const Model m = load_model(dir, lo);
+  const ModelConfig& c = m.config;
+  CHECK(!c.norm_topk_prob);
+  CHECK(c.block(1).mixer == MixerKind::gated_attention);
+  CHECK(c.block(3).mixer == MixerKind::gated_deltanet);
+  CHECK(c.block(5).ffn == FfnKind::swiglu);
+  CHECK(c.block(4).ffn == FfnKind::moe);
+  CHECK(c.hidden_dim == 96);
+  const Agreement a = compare_with_hf(m, "reference-variant.json");
+  CHECK(a.decided >= 300);
+  CHECK(a.agreed == a.decided);
+  // GGUF qwen3next cannot express these layer kinds: the writer says so instead of writing a
+  // file llama.cpp would run differently.
+  CHECK_THROWS_WITH_AS(write_gguf(dir / "v.gguf", m), doctest::Contains("layer kinds"), EngineError);
+}
+
+TEST_CASE("qwen3-next: a bf16 Hugging Face checkpoint loads with the engine transforms applied to the rounded values") {
+  const auto dir = atlas::test::scratch_dir("qwen3_next_bf16");
+  write_hf_dir(dir, reference_dir() / "config.json", DType::bf16);
+  LoadOptions lo;
+  lo.max_seq_len = 1024;
+  const Model m = load_model(dir, lo);
+  auto hf_value = [&](const std::string& name, std::int64_t k) {
+    for (const auto& t : qwen3_next_hf_tensors(m.config)) {
+      if (t.hf_name != name) continue;
+      std::vector<float> v(static_cast<std::size_t>(k + 1));
+      qwen3_next_random_values(t, 17, v.data(), k + 1);
+      return bf16_to_f32(f32_to_bf16(v[static_cast<std::size_t>(k)]));
+    }
+    FAIL("no tensor " << name);
+    return 0.0f;
+  };
+  const LayerWeights& L0 = m.weights.layers[0];
+  CHECK(L0.gdn.in_qkvz[5] == hf_value("model.layers.0.linear_attn.in_proj_qkvz.weight", 5));
+  CHECK(L0.attn_norm[3] == 1.0f + hf_value("model.layers.0.input_layernorm.weight", 3));       // zero-centred: 1 + w
+  CHECK(L0.gdn.a[2] == -std::exp(hf_value("model.layers.0.linear_attn.A_log", 2)));            // ssm_a = -exp(A_log)
+  CHECK(L0.gdn.norm[1] == hf_value("model.layers.0.linear_attn.norm.weight", 1));              // gated norm: as stored
+  const std::size_t e3 = 3 * 64 * 256;  // expert 3 of the stacked down_exps [32][256][64]
+  CHECK(m.weights.layers[1].moe.down_exps[e3 + 7] == hf_value("model.layers.1.mlp.experts.3.down_proj.weight", 7));
+  // bf16 rounding moves the logits a little, not the model: still close to HF's fp32 logits.
+  const auto ref = nlohmann::json::parse(atlas::read_file(reference_dir() / "reference.json"));
+  auto backend = make_backend(m, {});
+  const auto& c0 = ref["cases"][2];
+  const double rel = rel_l2(backend->forward(c0["prompt"].get<std::vector<int>>(), 0), base64_floats(c0["last_logits_f32_b64"].get<std::string>()));
+  MESSAGE("bf16 checkpoint vs HF fp32: logits rel L2 " << rel);
+  CHECK(rel < 0.1);  // measured 0.056; a wrong transform (a missing +1, A_log not negated) gives O(1)
 }
 
 TEST_CASE("qwen3-next: bad configs and checkpoints give typed errors naming file, field and value") {
