@@ -1,5 +1,7 @@
 #include "engine/formats/gguf.hpp"
 
+#include "engine/formats/qwen3_next_tensors.hpp"
+
 #include <cstring>
 #include <limits>
 
@@ -428,6 +430,36 @@ void read_qwen3next_keys(const GgufFile& f, ModelConfig& c) {
   c.rope_dim = f.find(a + "rope.dimension_count") ? config_int(f, a + "rope.dimension_count") : c.head_dim / 4;
 }
 
+/// llama.cpp's current qwen3next converter writes each Gated DeltaNet input projection as
+/// blk.N.attn_qkv ([q | k | v]) + blk.N.attn_gate (z) instead of the legacy grouped ssm_in; the
+/// engine computes from the grouped form, so rebuild it (float32, owned by the model).
+void split_qkv_to_grouped(Model& m, TensorTable& table, const std::filesystem::path& path) {
+  const ModelConfig& c = m.config;
+  for (int l = 0; l < c.n_layers; ++l) {
+    if (c.block(l).mixer != MixerKind::gated_deltanet) continue;
+    const std::string p = "blk." + std::to_string(l) + ".";
+    if (table.contains(p + "ssm_in.weight")) continue;
+    auto qkv = table.find(p + "attn_qkv.weight"), gate = table.find(p + "attn_gate.weight");
+    if (qkv == table.end() || gate == table.end())
+      throw EngineError(path.string() + ": tensor " + p + "ssm_in.weight is missing (and so is " +
+                        (qkv == table.end() ? p + "attn_qkv.weight" : p + "attn_gate.weight") + " of the split layout)");
+    const std::vector<std::int64_t> want_qkv{c.gdn_conv_dim(), c.dim}, want_gate{c.gdn_value_dim(), c.dim};
+    if (qkv->second.shape != want_qkv || gate->second.shape != want_gate)
+      throw EngineError(path.string() + ": tensors " + p + "attn_qkv / attn_gate do not have the shapes [" + std::to_string(c.gdn_conv_dim()) +
+                        "," + std::to_string(c.dim) + "] / [" + std::to_string(c.gdn_value_dim()) + "," + std::to_string(c.dim) + "]");
+    std::vector<float> a(static_cast<std::size_t>(qkv->second.elements())), b(static_cast<std::size_t>(gate->second.elements()));
+    dequantize(qkv->second.dtype, qkv->second.data, a);
+    dequantize(gate->second.dtype, gate->second.data, b);
+    auto grouped = std::make_shared<std::vector<float>>(a.size() + b.size());
+    qkvz_grouped_from_split(c, a.data(), b.data(), grouped->data());
+    m.keep_alive(grouped);
+    table[p + "ssm_in.weight"] = TensorView{DType::f32, {c.gdn_qkvz_dim(), c.dim},
+                                            std::as_bytes(std::span<const float>(grouped->data(), grouped->size()))};
+    table.erase(qkv);
+    table.erase(p + "attn_gate.weight");
+  }
+}
+
 }  // namespace
 
 Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
@@ -451,7 +483,8 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
   }
   c.name = f.find("general.name") ? f.get_string("general.name") : path.stem().string();
   c.dim = config_int(f, arch + ".embedding_length");
-  c.hidden_dim = config_int(f, arch + ".feed_forward_length");
+  // qwen3next: every layer is MoE, so the dense FFN size may be absent (1: a placeholder nothing reads).
+  c.hidden_dim = arch == "qwen3next" && !f.find(arch + ".feed_forward_length") ? 1 : config_int(f, arch + ".feed_forward_length");
   c.n_layers = config_int(f, arch + ".block_count");
   c.n_heads = config_int(f, arch + ".attention.head_count");
   c.n_kv_heads = f.find(arch + ".attention.head_count_kv") ? config_int(f, arch + ".attention.head_count_kv") : c.n_heads;
@@ -478,6 +511,7 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
     throw EngineError(path.string() + ": tensor token_embd.weight has " + std::to_string(emb->second.shape.size()) + " dimensions, expected 2");
   c.vocab_size = static_cast<int>(emb->second.shape[0]);
   validate_config(c, path);
+  if (c.arch == Arch::qwen3_next) split_qkv_to_grouped(m, table, path);
   const auto unused = assemble_weights(m, table, path);
   m.keep_alive(f.map);
 

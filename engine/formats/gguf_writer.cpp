@@ -1,5 +1,9 @@
 #include "engine/formats/gguf_writer.hpp"
 
+#include <deque>
+
+#include "engine/formats/qwen3_next_tensors.hpp"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -129,6 +133,7 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   const std::int64_t dim = c.dim, hid = c.hidden_dim, vocab = c.vocab_size, qd = c.q_dim(), kvd = c.kv_dim(), hd = c.head_dim;
   const ModelWeights& w = model.weights;
   std::vector<Tensor> ts;
+  std::deque<std::vector<float>> scratch;  // reordered copies the tensors point into (a deque never moves them)
   auto mat = [&](std::string name, std::span<const float> v, std::int64_t rows, std::int64_t cols) {
     ts.push_back({std::move(name), {cols, rows}, v, opts.dtype});
   };
@@ -144,7 +149,16 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
     vec(p + "attn_norm.weight", L.attn_norm, dim);
     vec(p + "post_attention_norm.weight", L.ffn_norm, dim);
     if (k.mixer == MixerKind::gated_deltanet) {
-      mat(p + "ssm_in.weight", L.gdn.in_qkvz, c.gdn_qkvz_dim(), dim);
+      if (opts.qwen3next_split_qkv) {
+        auto& qkv = scratch.emplace_back(static_cast<std::size_t>(c.gdn_conv_dim()) * static_cast<std::size_t>(dim));
+        auto& gate = scratch.emplace_back(static_cast<std::size_t>(c.gdn_value_dim()) * static_cast<std::size_t>(dim));
+        if (L.gdn.in_qkvz.size() == static_cast<std::size_t>(c.gdn_qkvz_dim()) * static_cast<std::size_t>(dim))
+          qkvz_split_from_grouped(c, L.gdn.in_qkvz.data(), qkv.data(), gate.data());
+        mat(p + "attn_qkv.weight", qkv, c.gdn_conv_dim(), dim);
+        mat(p + "attn_gate.weight", gate, c.gdn_value_dim(), dim);
+      } else {
+        mat(p + "ssm_in.weight", L.gdn.in_qkvz, c.gdn_qkvz_dim(), dim);
+      }
       mat(p + "ssm_ba.weight", L.gdn.in_ba, 2LL * c.gdn_v_heads, dim);
       ts.push_back({p + "ssm_conv1d.weight", {c.gdn_conv_kernel, c.gdn_conv_dim()}, L.gdn.conv1d, DType::f32});
       vec(p + "ssm_dt.bias", L.gdn.dt_bias, c.gdn_v_heads);

@@ -19,6 +19,9 @@ struct GgufWriteOptions {
   /// read_tokenizer_json. Its ids must be below the model's vocab_size; the token list is
   /// padded to vocab_size with "[PAD<id>]" entries of type 5 (unused), as llama.cpp's converter does.
   std::optional<BpeVocab> tokenizer;
+  /// qwen3next: write llama.cpp's current split layout (blk.N.attn_qkv [q | k | v] +
+  /// blk.N.attn_gate [z]) instead of the legacy fused, per-key-head grouped ssm_in.
+  bool qwen3next_split_qkv = false;
 };
 
 /// Writes `model` as GGUF v3: general.architecture/name/alignment, `<arch>.context_length`,

@@ -1,5 +1,6 @@
 #include "engine/formats/qwen3_next_tensors.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -114,6 +115,38 @@ float qwen3_next_engine_value(HfInit init, float v) {
     case HfInit::a_log: return -std::exp(v);
     default: return v;
   }
+}
+
+namespace {
+/// Calls f(grouped_row, from_gate, split_row) for every row of in_proj_qkvz.
+template <class F>
+void for_qkvz_rows(const ModelConfig& c, F f) {
+  const int kh = c.gdn_k_heads, dk = c.gdn_k_head_dim, r = c.gdn_v_heads / c.gdn_k_heads, rv = r * c.gdn_v_head_dim;
+  const int key_dim = c.gdn_key_dim(), group = 2 * dk + 2 * rv;
+  for (int g = 0; g < kh; ++g) {
+    const int base = g * group;
+    for (int i = 0; i < dk; ++i) f(base + i, false, g * dk + i);
+    for (int i = 0; i < dk; ++i) f(base + dk + i, false, key_dim + g * dk + i);
+    for (int i = 0; i < rv; ++i) f(base + 2 * dk + i, false, 2 * key_dim + g * rv + i);
+    for (int i = 0; i < rv; ++i) f(base + 2 * dk + rv + i, true, g * rv + i);
+  }
+}
+}  // namespace
+
+void qkvz_grouped_from_split(const ModelConfig& c, const float* qkv, const float* gate, float* grouped) {
+  const std::size_t d = static_cast<std::size_t>(c.dim);
+  for_qkvz_rows(c, [&](int gi, bool from_gate, int si) {
+    const float* src = (from_gate ? gate : qkv) + static_cast<std::size_t>(si) * d;
+    std::copy(src, src + d, grouped + static_cast<std::size_t>(gi) * d);
+  });
+}
+
+void qkvz_split_from_grouped(const ModelConfig& c, const float* grouped, float* qkv, float* gate) {
+  const std::size_t d = static_cast<std::size_t>(c.dim);
+  for_qkvz_rows(c, [&](int gi, bool from_gate, int si) {
+    const float* src = grouped + static_cast<std::size_t>(gi) * d;
+    std::copy(src, src + d, (from_gate ? gate : qkv) + static_cast<std::size_t>(si) * d);
+  });
 }
 
 Model make_random_qwen3_next(const ModelConfig& config, std::uint64_t seed) {

@@ -46,6 +46,12 @@ void qwen3_next_random_values(const HfTensor& t, std::uint64_t seed, float* out,
 /// The engine value of an HF checkpoint value (1 + w for zero-centred norms, -exp for A_log).
 float qwen3_next_engine_value(HfInit init, float hf_value);
 
+/// HF's grouped in_proj_qkvz rows (per key head g: [q | k | v (r heads) | z (r heads)]) from
+/// llama.cpp's split layout (attn_qkv: [q of every key head | k | v of every value head], and
+/// attn_gate: z of every value head), and back. Matrices row-major with `dim` columns.
+void qkvz_grouped_from_split(const ModelConfig& c, const float* qkv, const float* gate, float* grouped);
+void qkvz_split_from_grouped(const ModelConfig& c, const float* grouped, float* qkv, float* gate);
+
 /// A qwen3_next model with the random weights above (what make_random_model builds for it).
 Model make_random_qwen3_next(const ModelConfig& config, std::uint64_t seed);
 

@@ -4,6 +4,7 @@
 // recurrent-state checkpoints, and typed errors for bad configs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -224,6 +225,19 @@ TEST_CASE("qwen3-next: GGUF (llama.cpp qwen3next layout) round trip matches Hugg
   CHECK(f.get_uint("qwen3next.ssm.time_step_rank") == 8);
   const Agreement a = compare_with_hf(m);
   CHECK(a.agreed == a.decided);
+  // llama.cpp's current converter splits ssm_in into attn_qkv ([q | k | v]) + attn_gate (z).
+  GgufWriteOptions split;
+  split.qwen3next_split_qkv = true;
+  write_gguf(dir / "split.gguf", tiny(), split);
+  const GgufFile fs = read_gguf(dir / "split.gguf");
+  CHECK(std::any_of(fs.tensors.begin(), fs.tensors.end(), [](const GgufTensorInfo& t) { return t.name == "blk.0.attn_qkv.weight"; }));
+  CHECK(std::none_of(fs.tensors.begin(), fs.tensors.end(), [](const GgufTensorInfo& t) { return t.name == "blk.0.ssm_in.weight"; }));
+  const Model ms = load_model(dir / "split.gguf", lo);
+  REQUIRE(ms.weights.layers[0].gdn.in_qkvz.size() == tiny().weights.layers[0].gdn.in_qkvz.size());
+  CHECK(std::equal(ms.weights.layers[0].gdn.in_qkvz.begin(), ms.weights.layers[0].gdn.in_qkvz.end(),
+                   tiny().weights.layers[0].gdn.in_qkvz.begin()));  // the regrouping restores HF's rows exactly
+  const Agreement b = compare_with_hf(ms);
+  CHECK(b.agreed == b.decided);
 }
 
 TEST_CASE("qwen3-next: a Hugging Face directory (HF's own config.json, per-expert tensors) matches Hugging Face") {
@@ -413,4 +427,24 @@ TEST_CASE("qwen3-next: session prefix reuse resumes from recurrent-state checkpo
   CHECK(again.output_ids == out3.output_ids);
   // The backend refuses to resume where it has no state.
   CHECK_THROWS_WITH_AS(warm_backend->forward(std::vector<int>{1}, 77), doctest::Contains("cannot resume at position 77"), EngineError);
+}
+
+TEST_CASE("qwen3-next: a decode step reports the hybrid stages, each kind its own") {
+  BackendOptions o;
+  o.threads = 1;
+  auto b = make_backend(tiny(), o);
+  b->forward(std::vector<int>{1, 2, 3}, 0);
+  b->stage_timer().reset();
+  b->stage_timer().set_enabled(true);
+  b->forward(std::vector<int>{4}, 3);
+  b->stage_timer().set_enabled(false);
+  const auto& t = b->stage_timer().totals();
+  auto calls = [&](Stage s) { return t.calls[static_cast<std::size_t>(s)]; };
+  // 8 layers: 6 gated_deltanet, 2 gated_attention, 8 moe.
+  for (Stage s : {Stage::gdn_in_proj, Stage::gdn_conv, Stage::gdn_recurrence, Stage::gdn_norm, Stage::gdn_out_proj}) CHECK(calls(s) == 6);
+  for (Stage s : {Stage::qkv, Stage::attention, Stage::o_proj, Stage::attn_gate}) CHECK(calls(s) == 2);
+  for (Stage s : {Stage::moe_router, Stage::moe_experts, Stage::moe_shared}) CHECK(calls(s) == 8);
+  CHECK(calls(Stage::ffn_gate_up) == 0);  // no swiglu block in this model
+  CHECK(calls(Stage::lm_head) == 1);
+  CHECK(to_string(Stage::gdn_recurrence) == "gdn_recurrence");
 }

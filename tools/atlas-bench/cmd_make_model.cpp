@@ -18,6 +18,7 @@ struct MakeModelOptions {
   std::string dtype = "f32";
   int max_seq_len = 0;
   std::string tokenizer;
+  std::string gdn_layout = "fused";
 };
 
 const RegisterCommand kMakeModel{Command{
@@ -33,6 +34,9 @@ const RegisterCommand kMakeModel{Command{
       sub.add_option("--out", o->out, "Output .gguf path")->required();
       sub.add_option("--dtype", o->dtype, "Matrix storage type")->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}));
       sub.add_option("--max-seq-len", o->max_seq_len, "Context length written (default: the preset's)");
+      sub.add_option("--gdn-layout", o->gdn_layout,
+                     "qwen3next Gated DeltaNet input projection: fused (legacy ssm_in) | split (attn_qkv + attn_gate, llama.cpp's current converter)")
+          ->check(CLI::IsMember({"fused", "split"}));
       sub.add_option("--tokenizer", o->tokenizer, "Hugging Face tokenizer.json to embed (byte-level BPE; ids must fit the preset's vocab)");
       return [o]() {
         if (o->preset.empty() && o->arch.empty()) {
@@ -47,6 +51,7 @@ const RegisterCommand kMakeModel{Command{
         }
         engine::GgufWriteOptions w;
         w.dtype = o->dtype == "f16" ? engine::DType::f16 : o->dtype == "bf16" ? engine::DType::bf16 : o->dtype == "q8_0" ? engine::DType::q8_0 : engine::DType::f32;
+        w.qwen3next_split_qkv = o->gdn_layout == "split";
         if (!o->tokenizer.empty()) w.tokenizer = engine::read_tokenizer_json(o->tokenizer);
         const engine::Model m = engine::make_preset_model(name, o->seed, o->max_seq_len);
         engine::write_gguf(o->out, m, w);
