@@ -28,17 +28,22 @@ const Tokenizer& Engine::tokenizer() {
   if (!model_->tokenizer) {
     // Say where the loader looked, so the fix (a file beside the model, or --tokenizer) is clear.
     const ModelSource& src = model_->source;
-    std::string looked;
-    if (src.format == "llama2c")
+    // --tokenizer is honoured by llama2.c files (tok*.bin) and safetensors directories
+    // (tokenizer.json) only, so only they are told to use it.
+    std::string looked, fix;
+    if (src.format == "llama2c") {
       looked = "no tokenizer.bin or tok*.bin beside " + src.path.string();
-    else if (src.format == "gguf")
+      fix = "; give one with --tokenizer FILE";
+    } else if (src.format == "gguf") {
       looked = src.path.string() + " carries no tokenizer.ggml.* metadata";
-    else if (src.format == "safetensors")
+      fix = "; a GGUF file must embed its tokenizer";
+    } else if (src.format == "safetensors") {
       looked = "no tokenizer.json in " + src.path.string();
-    else
+      fix = "; give one with --tokenizer FILE (a tokenizer.json)";
+    } else {
       looked = "a " + src.format + " model has none of its own";
-    throw EngineError("engine: model '" + model_->config.name + "' has no tokenizer (" + looked +
-                      "); give one with --tokenizer FILE");
+    }
+    throw EngineError("engine: model '" + model_->config.name + "' has no tokenizer (" + looked + ")" + fix);
   }
   return *model_->tokenizer;
 }

@@ -106,7 +106,9 @@ class Model {
 
 struct LoadOptions {
   int max_seq_len = 0;            ///< 0: the model's own context length
-  std::filesystem::path tokenizer_path;  ///< llama2.c: tok*.bin; empty = look beside the model
+  /// llama2.c: tok*.bin; safetensors directory: a tokenizer.json; empty = look beside the model.
+  /// GGUF files carry their own tokenizer and ignore it.
+  std::filesystem::path tokenizer_path;
 };
 
 /// Loads a model, detecting the format: a directory with config.json (safetensors), a file

@@ -275,9 +275,11 @@ GgufFile read_gguf(const std::filesystem::path& path) {
       default:
         c.fail(std::string("type ") + std::to_string(t.ggml_type) + " (" + ggml_type_name(t.ggml_type) + ") is not supported (supported: F32, F16, BF16, Q8_0)");
     }
-    const auto nbytes = storage_bytes(t.dtype, n);
-    if (!nbytes || t.ne[0] % block_elements(t.dtype) != 0)
+    if (t.ne[0] % block_elements(t.dtype) != 0)
       c.fail(std::string("row length ne[0] = ") + std::to_string(t.ne[0]) + " is not a multiple of the " + to_string(t.dtype) + " block size");
+    const auto nbytes = storage_bytes(t.dtype, n);  // n is a multiple of the block: only the byte count can overflow
+    if (!nbytes)
+      c.fail("size of " + std::to_string(n) + " " + to_string(t.dtype) + " elements overflows 64 bits: the tensor runs past the end of the data");
     t.nbytes = static_cast<std::uint64_t>(*nbytes);
     t.offset = c.read<std::uint64_t>();
     if (t.offset % f.alignment != 0) c.fail("offset " + std::to_string(t.offset) + " is not a multiple of the alignment " + std::to_string(f.alignment));
@@ -365,6 +367,15 @@ std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
         }
       }
       t = std::move(spaced);
+    }
+    // A BYTE token stands for the byte its text spells; any other text would leave that byte
+    // without a token (byte fallback silently maps it to unk).
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      const std::string& t = tokens[i];
+      auto hex = [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'A' && ch <= 'F') || (ch >= 'a' && ch <= 'f'); };
+      if (types[i] == static_cast<int>(SpmTokenType::byte) && !(t.size() == 6 && t.starts_with("<0x") && hex(t[3]) && hex(t[4]) && t[5] == '>'))
+        key_error(f, "tokenizer.ggml.tokens", "token id " + std::to_string(i) + " is BYTE-typed (token_type 6) but its text \"" + t +
+                                                   "\" is not <0xHH> (two hex digits)");
     }
     v.pieces = std::move(tokens);
     v.types = types.empty() ? std::vector<int>(v.pieces.size(), 1) : std::move(types);

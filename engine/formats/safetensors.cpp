@@ -1,5 +1,6 @@
 #include "engine/formats/safetensors.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -48,6 +49,11 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
   }
   if (!h.is_object()) bad(path, "header", "expected a JSON object");
   const auto data = bytes.subspan(8 + static_cast<std::size_t>(n));
+  struct Range {
+    std::uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<Range> ranges;
   for (const auto& [name, t] : h.items()) {
     if (name == "__metadata__") {
       if (!t.is_object()) bad(path, "__metadata__", "expected an object");
@@ -82,8 +88,31 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
       bad(path, field, "data_offsets " + off.dump() + " hold " + std::to_string(e - b) + " bytes, " + dt.get<std::string>() + " " + t["shape"].dump() + " needs " +
                            std::to_string(need.value_or(-1)));
     v.data = data.subspan(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b));
+    ranges.push_back({b, e, name});
     f.tensors.emplace(name, std::move(v));
   }
+  // The format requires the sorted ranges to tile the data buffer exactly: two tensors over the
+  // same bytes would load one as the other (k_proj silently equal to v_proj), and a gap is bytes
+  // nobody owns (safetensors' own validate() rejects both). Zero-length tensors take no bytes and
+  // sit at a boundary, so they pass.
+  std::stable_sort(ranges.begin(), ranges.end(), [](const Range& x, const Range& y) { return x.begin != y.begin ? x.begin < y.begin : x.end < y.end; });
+  std::uint64_t at = 0;
+  const Range* prev = nullptr;
+  for (const Range& r : ranges) {
+    const std::string field = "tensor '" + r.name + "'";
+    const std::string offs = "data_offsets [" + std::to_string(r.begin) + "," + std::to_string(r.end) + "]";
+    if (r.begin < at)
+      bad(path, field, offs + " overlap tensor '" + prev->name + "' [" + std::to_string(prev->begin) + "," + std::to_string(prev->end) +
+                           "] (the ranges must tile the data section exactly)");
+    if (r.begin > at)
+      bad(path, field, offs + " leave a gap of " + std::to_string(r.begin - at) + " bytes after byte " + std::to_string(at) +
+                           " (the ranges must tile the data section exactly)");
+    at = r.end;
+    prev = &r;
+  }
+  if (at != data.size())
+    bad(path, "data section", std::to_string(data.size() - at) + " bytes after the last tensor's end " + std::to_string(at) +
+                                  " belong to no tensor (the ranges must tile the data section exactly)");
   return f;
 }
 
@@ -336,7 +365,12 @@ Model load_safetensors_model(const std::filesystem::path& dir, const LoadOptions
     if (!list.empty()) list += ',';
     list += u;
   }
-  if (const auto tok = dir / "tokenizer.json"; std::filesystem::exists(tok)) m.tokenizer = load_tokenizer_json(tok);
+  if (!opts.tokenizer_path.empty()) {  // --tokenizer: a tokenizer.json from elsewhere wins over the directory's own
+    m.tokenizer = load_tokenizer_json(opts.tokenizer_path);
+    m.source.metadata["tokenizer"] = opts.tokenizer_path.string();
+  } else if (const auto tok = dir / "tokenizer.json"; std::filesystem::exists(tok)) {
+    m.tokenizer = load_tokenizer_json(tok);
+  }
   m.source.path = dir;
   m.source.format = "safetensors";
   for (const auto& [k, v] : hf.ignored) m.source.metadata["hf." + k + " (not applied)"] = v;

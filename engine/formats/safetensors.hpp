@@ -27,7 +27,8 @@ struct SafetensorsFile {
 
 /// Parses and validates `path`: header length within the file, valid JSON, known dtypes,
 /// non-negative shapes, data_offsets ordered, inside the data section and matching
-/// dtype x shape. Throws EngineError naming the file, the tensor/field and the bad value.
+/// dtype x shape, and the ranges sorted by offset tiling the data section exactly (no aliasing,
+/// overlap, gap or trailing bytes; the error names the second tensor in offset order). Throws EngineError naming the file, the tensor/field and the bad value.
 SafetensorsFile read_safetensors(const std::filesystem::path& path);
 
 /// A tensor to write: float32 values stored as `dtype` (F32, F16 or BF16; rounded to nearest
@@ -46,6 +47,7 @@ std::string safetensors_bytes(std::span<const SafetensorsTensor> tensors, const 
 
 /// Loads a Hugging Face model directory: config.json (engine/formats/hf_config.hpp), weights
 /// from model.safetensors or the shards named by model.safetensors.index.json ("weight_map"),
+/// the tokenizer from opts.tokenizer_path (a tokenizer.json) when given, else the directory's
 /// tokenizer.json when present (byte-level BPE). HF names map to the engine's:
 /// model.embed_tokens, model.layers.N.{self_attn.{q,k,v,o}_proj, self_attn.{q,k}_norm,
 /// input_layernorm, post_attention_layernorm, mlp.{gate,up,down}_proj}, model.norm, lm_head.

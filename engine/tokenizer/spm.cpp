@@ -72,6 +72,8 @@ class SpmTokenizer final : public Tokenizer {
                                                : (type == static_cast<int>(SpmTokenType::control));
       control_[id] = is_control;
       const int b = byte_of_piece(piece);
+      if (b < 0 && !v_.types.empty() && type == static_cast<int>(SpmTokenType::byte))
+        throw EngineError("spm tokenizer: token id " + std::to_string(id) + " is BYTE-typed but its text \"" + piece + "\" is not <0xHH>");
       if (b >= 0 && (v_.types.empty() || type == static_cast<int>(SpmTokenType::byte))) {
         byte_value_[id] = b;
         if (byte_id_[static_cast<std::size_t>(b)] < 0) byte_id_[static_cast<std::size_t>(b)] = static_cast<int>(id);

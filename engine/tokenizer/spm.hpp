@@ -28,8 +28,8 @@ struct SpmVocab {
 /// is a piece with the highest score is merged (the leftmost pair on a tie).
 /// Decoding: the piece after BOS loses its leading space; "<0xHH>" gives the raw byte; control
 /// tokens (BOS/EOS, GGUF type 3) give nothing.
-/// stop_ids() is {eos}. Throws EngineError when pieces and scores differ in size or ids are out
-/// of range.
+/// stop_ids() is {eos}. Throws EngineError when pieces and scores differ in size, ids are out
+/// of range, or a BYTE-typed token's text is not "<0xHH>".
 std::shared_ptr<const Tokenizer> make_spm_tokenizer(SpmVocab vocab);
 
 /// Reads a llama2.c tokenizer file (tok512.bin, tokenizer.bin): int32 max_token_length, then

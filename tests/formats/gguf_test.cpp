@@ -8,6 +8,7 @@
 #include "engine/error.hpp"
 #include "engine/formats/gguf.hpp"
 #include "engine/model.hpp"
+#include "engine/tokenizer/spm.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
 #include "tests/test_data.hpp"
 
@@ -213,4 +214,55 @@ TEST_CASE("GGUF v2 (same layout as v3) loads the same model") {
   CHECK(v2.source.metadata.at("gguf.version") == "2");
   CHECK(v2.config.dim == 64);
   CHECK(std::memcmp(v2.weights.layers[4].w_down.data(), v3.weights.layers[4].w_down.data(), 11008 * 4) == 0);
+}
+
+namespace {
+
+template <class T>
+void append(std::string& s, T v) {
+  s.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+}  // namespace
+
+// Replayed from public bug reports: a tensor whose byte size overflows 64 bits was rejected
+// with a message about block sizes.
+TEST_CASE("GGUF: a tensor whose byte size overflows 64 bits is named as running past the data") {
+  std::string b = "GGUF";
+  append<std::uint32_t>(b, 3);
+  append<std::uint64_t>(b, 1);  // tensors
+  append<std::uint64_t>(b, 0);  // metadata key/values
+  const std::string name = "blk.0.attn_q.weight";
+  append<std::uint64_t>(b, name.size());
+  b += name;
+  append<std::uint32_t>(b, 3);
+  for (std::int64_t ne : {4LL, 1073741823LL, 1073741825LL}) append<std::int64_t>(b, ne);  // 2^62 - 4 elements
+  append<std::uint32_t>(b, 0);  // F32: 4 bytes each
+  append<std::uint64_t>(b, 0);  // offset
+  b.append(64, '\0');
+  const auto path = atlas::test::scratch_dir("gguf-overflow") / "bad.gguf";
+  atlas::write_file_atomic(path, b);
+  CHECK_THROWS_WITH_AS(read_gguf(path),
+                       doctest::Contains("bad.gguf: GGUF tensor 'blk.0.attn_q.weight': size of 4611686018427387900 F32 elements overflows 64 bits: "
+                                         "the tensor runs past the end of the data"),
+                       EngineError);
+}
+
+// Replayed from public bug reports: a BYTE-typed SentencePiece token whose text is not
+// "<0xHH>" left that byte without a token.
+TEST_CASE("GGUF: a BYTE token whose text is not <0xHH> is rejected at load, naming the id") {
+  std::string b = atlas::read_file(atlas::test::stories_gguf());
+  const auto at = b.find("<0x0A>");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(b.find("<0x0A>", at + 1) == std::string::npos);
+  b.replace(at, 6, "<0x-1>");  // same length: the layout is unchanged
+  const std::string e = load_error("bytetoken", b);
+  CHECK(e.find("bad.gguf: GGUF metadata key 'tokenizer.ggml.tokens': token id 13 is BYTE-typed (token_type 6) but its text \"<0x-1>\" is not <0xHH>") !=
+        std::string::npos);
+  // The SentencePiece builder itself refuses such a vocabulary too.
+  SpmVocab v;
+  v.pieces = {"<unk>", "<s>", "</s>", "<0xZZ>"};
+  v.scores = {0, 0, 0, 0};
+  v.types = {2, 3, 3, 6};
+  CHECK_THROWS_WITH_AS(make_spm_tokenizer(v), doctest::Contains("token id 3 is BYTE-typed but its text \"<0xZZ>\" is not <0xHH>"), EngineError);
 }

@@ -10,6 +10,7 @@
 #include "engine/formats/hf_config.hpp"
 #include "engine/formats/presets.hpp"
 #include "engine/formats/safetensors.hpp"
+#include "engine/tokenizer/bpe.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas::engine;
@@ -230,4 +231,114 @@ TEST_CASE("hf config defaults and ignored fields") {
   CHECK(h.config.rope_theta == 10000.0f);
   CHECK_FALSE(h.config.tied_embeddings);
   CHECK(h.ignored.at("rope_scaling") == R"({"factor":4.0,"rope_type":"yarn"})");
+}
+
+namespace {
+
+/// A safetensors file from a raw header (padded like the reference writer) and `data_bytes` zero bytes.
+std::filesystem::path raw_safetensors(const std::string& name, const std::string& header, std::size_t data_bytes) {
+  std::string h = header;
+  h.append((8 - h.size() % 8) % 8, ' ');
+  std::string b(8, '\0');
+  const std::uint64_t n = h.size();
+  std::memcpy(b.data(), &n, 8);
+  b += h;
+  b.append(data_bytes, '\0');
+  const auto path = atlas::test::scratch_dir("st-raw-" + name) / "model.safetensors";
+  atlas::write_file_atomic(path, b);
+  return path;
+}
+
+std::string read_error(const std::filesystem::path& p) {
+  try {
+    read_safetensors(p);
+  } catch (const EngineError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+// Replayed from public bug reports: the format requires the sorted data_offsets to tile the
+// data section exactly (safetensors' validate()); aliasing made v_proj silently equal k_proj.
+TEST_CASE("safetensors: aliasing, overlapping, gapped and trailing data_offsets are rejected") {
+  SUBCASE("a model whose v_proj aliases k_proj's bytes") {
+    const Model m = make_preset_model("tiny-llama", 3);
+    const auto dir = write_hf_dir("st-alias", m, DType::f32, 1);
+    const auto file = dir / "model.safetensors";
+    const std::string good = atlas::read_file(file);
+    std::uint64_t hlen;
+    std::memcpy(&hlen, good.data(), 8);
+    auto h = nlohmann::json::parse(good.substr(8, hlen));
+    const auto k = h["model.layers.0.self_attn.k_proj.weight"]["data_offsets"];
+    h["model.layers.0.self_attn.v_proj.weight"]["data_offsets"] = k;
+    std::string hs = h.dump();
+    hs.append((8 - hs.size() % 8) % 8, ' ');
+    std::string b(8, '\0');
+    const std::uint64_t n = hs.size();
+    std::memcpy(b.data(), &n, 8);
+    atlas::write_file_atomic(file, b + hs + good.substr(8 + hlen));
+    const std::string offs = "[" + std::to_string(k[0].get<std::uint64_t>()) + "," + std::to_string(k[1].get<std::uint64_t>()) + "]";
+    CHECK_ERROR(dir, "model.safetensors: safetensors tensor 'model.layers.0.self_attn.v_proj.weight': data_offsets " + offs +
+                         " overlap tensor 'model.layers.0.self_attn.k_proj.weight' " + offs);
+  }
+  SUBCASE("partial overlap names the second tensor in offset order, not in header order") {
+    const auto p = raw_safetensors("overlap", R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12);
+    CHECK(read_error(p) == p.string() + ": safetensors tensor 'a': data_offsets [4,12] overlap tensor 'b' [0,8] (the ranges must tile the data section exactly)");
+  }
+  SUBCASE("a gap between tensors") {
+    const auto p = raw_safetensors("gap", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F16","shape":[4],"data_offsets":[12,20]}})", 20);
+    CHECK(read_error(p) == p.string() + ": safetensors tensor 'b': data_offsets [12,20] leave a gap of 4 bytes after byte 8 (the ranges must tile the data section exactly)");
+  }
+  SUBCASE("a gap before the first tensor") {
+    const auto p = raw_safetensors("gap0", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12);
+    CHECK(read_error(p).find("tensor 'a': data_offsets [4,12] leave a gap of 4 bytes after byte 0") != std::string::npos);
+  }
+  SUBCASE("bytes after the last tensor") {
+    const auto p = raw_safetensors("trailing", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 13);
+    CHECK(read_error(p) == p.string() + ": safetensors data section: 5 bytes after the last tensor's end 8 belong to no tensor (the ranges must tile the data section exactly)");
+  }
+  SUBCASE("zero-length tensors still load, wherever a boundary is") {
+    const auto p = raw_safetensors("empty", R"({"z0":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                            R"("z8":{"dtype":"BF16","shape":[0],"data_offsets":[8,8]},"b":{"dtype":"F16","shape":[2],"data_offsets":[8,12]},)"
+                                            R"("z12":{"dtype":"F16","shape":[4,0],"data_offsets":[12,12]}})", 12);
+    const SafetensorsFile f = read_safetensors(p);
+    REQUIRE(f.tensors.size() == 5);
+    CHECK(f.tensors.at("z0").data.empty());
+    CHECK(f.tensors.at("z12").data.empty());
+    CHECK(f.tensors.at("b").data.size() == 4);
+    CHECK(f.tensors.at("z0").shape == std::vector<std::int64_t>{0, 3});
+  }
+  SUBCASE("an empty data section with no tensors") {
+    const auto p = raw_safetensors("none", R"({"__metadata__":{"format":"pt"}})", 0);
+    CHECK(read_safetensors(p).tensors.empty());
+  }
+}
+
+// The engine's error told users of a safetensors directory to pass --tokenizer, which the
+// loader ignored; LoadOptions::tokenizer_path (a tokenizer.json) is now honoured there.
+TEST_CASE("safetensors: LoadOptions::tokenizer_path gives a directory its tokenizer.json") {
+  const Model m = make_preset_model("tiny-llama", 5);
+  const auto dir = write_hf_dir("st-tokenizer", m, DType::f32, 1);
+  CHECK(load_model(dir).tokenizer == nullptr);
+  nlohmann::json vocab = nlohmann::json::object();
+  for (int b = 0; b < 256; ++b) vocab[byte_to_unicode(static_cast<unsigned char>(b))] = b;
+  vocab["\xC4\xA0h"] = 256;
+  const nlohmann::json j = {{"version", "1.0"},
+                            {"added_tokens", nlohmann::json::array()},
+                            {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+                            {"decoder", {{"type", "ByteLevel"}}},
+                            {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"\xC4\xA0 h"}}}}};
+  const auto tok = atlas::test::scratch_dir("st-tokenizer-json") / "tokenizer.json";
+  atlas::write_file_atomic(tok, j.dump());
+  LoadOptions o;
+  o.tokenizer_path = tok;
+  const Model r = load_model(dir, o);
+  REQUIRE(r.tokenizer != nullptr);
+  CHECK(r.tokenizer->encode(" h", false) == std::vector<int>{256});
+  CHECK(r.source.metadata.at("tokenizer") == tok.string());
+  // The given file wins over the directory's own, and a bad one is named.
+  o.tokenizer_path = dir / "missing.json";
+  CHECK_THROWS_WITH_AS(load_model(dir, o), doctest::Contains("st-tokenizer/missing.json: cannot open for reading"), atlas::InputError);
 }
