@@ -133,7 +133,7 @@ const RegisterCommand kRun{{
       sub.add_option("--suite", a->suite, "ttft | agentic | decode-anatomy | bfcl | all, or a comma list")
           ->capture_default_str();
       sub.add_option("--model", a->model, "Model file (default <data-dir>/models/stories260K/stories260K.bin)");
-      sub.add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer file (default: beside the model)");
+      sub.add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory (default: beside the model)");
       sub.add_option("--backend", a->backend, "cpu | cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
       sub.add_option("--threads", a->threads, "CPU threads (0: all; env ATLAS_THREADS)");
       sub.add_option("--config", a->config, "pr | nightly | a suite-config JSON file")->capture_default_str();

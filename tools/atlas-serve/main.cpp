@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   atlas::server::ServerOptions srv_opts;
   std::string template_file;
   app.add_option("--model", gen_opts.model, "Model file or directory (GGUF, llama2.c .bin, safetensors dir)")->required();
-  app.add_option("--tokenizer", gen_opts.tokenizer, "llama2.c tokenizer (tok*.bin); default: beside the model");
+  app.add_option("--tokenizer", gen_opts.tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory; default: beside the model");
   app.add_option("--host", srv_opts.host, "Address to listen on")->capture_default_str();
   app.add_option("--port", srv_opts.port, "Port; 0 = pick a free one")->capture_default_str()->check(CLI::Range(0, 65535));
   app.add_option("--served-model-name", srv_opts.served_model_name, "Model id to list and accept (default: the model file stem)");
