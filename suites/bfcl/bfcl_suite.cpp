@@ -340,6 +340,13 @@ BfclSuiteSetup bfcl_suite_setup(const SuiteOptions& options) {
     }
     merged[k] = v;
   }
+  // Checked here, before any suite runs: a wrong data directory is a usage error, not a failure
+  // found after the suites before BFCL have run.
+  if (!std::filesystem::is_directory(data_dir / "bfcl")) {
+    throw BfclError((data_dir / "bfcl").string() +
+                    ": no such directory (the BFCL data: the section's data_dir, else --data-dir, else $ATLAS_DATA_DIR, "
+                    "else ../shared/data)");
+  }
   return {bfcl_config_from_json(merged, options.config_source), data_dir};
 }
 

@@ -49,7 +49,7 @@ records::MachineInfo gate_machine(const std::string& backend, const std::string&
 
 GateSuiteRunner::GateSuiteRunner(const EngineChoice& engine, const std::string& data_dir, const std::string& suite_config,
                                  const std::string& gate, const records::MachineInfo& machine)
-    : config_(suites::load_suite_set_config(suite_config)), gate_(gate), machine_(machine) {
+    : config_(suites::load_suite_set_config(suite_config)), gate_(gate), data_dir_(data_dir), machine_(machine) {
   engine::EngineOptions options;
   options.model = engine.model.empty() ? default_gate_model(data_dir) : engine.model;
   suites::apply_engine_option(options, "backend", engine.backend);
@@ -71,6 +71,7 @@ records::Record GateSuiteRunner::run(int attempt, const std::vector<std::string>
   suites::SuiteSetRequest req;
   req.suites = suites;
   req.config = config_;
+  req.data_dir = data_dir_;
   req.progress = progress.get();
   records::Record r = suites::run_suite_set(*target_, req);
   r.gate_or_suite = gate_;

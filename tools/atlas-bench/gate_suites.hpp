@@ -49,6 +49,7 @@ class GateSuiteRunner {
   std::unique_ptr<suites::EngineTarget> target_;
   suites::SuiteSetConfig config_;
   std::string gate_;
+  std::string data_dir_;  ///< passed to suites that read data (bfcl)
   records::MachineInfo machine_;
   records::ModelInfo model_;
 };

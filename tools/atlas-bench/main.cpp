@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
 
   CLI::App app{"atlas-bench: LLM inference benchmarks and regression gates"};
   app.require_subcommand(1);
+  // Global options are accepted before or after the subcommand (`atlas-bench run --data-dir X`):
+  // an option a subcommand does not know falls through to its parent. Subcommands inherit this
+  // setting when created, so every command and nested command (`baseline show`) gets it.
+  app.fallthrough();
   GlobalOptions global;
   app.add_option("--data-dir", global.data_dir, "Data directory holding models/ and bfcl/ (env ATLAS_DATA_DIR)");
   app.set_version_flag("--version", "atlas-bench 0.1.0");

@@ -1,0 +1,36 @@
+#pragma once
+// Runs the atlas-bench executable that ctest names in ATLAS_BENCH_EXE, in a fresh scratch
+// directory, capturing stdout and stderr.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gates/process.hpp"
+#include "tests/test_data.hpp"
+
+namespace atlas::test {
+
+struct CliRunner {
+  std::string exe;
+  std::filesystem::path cwd;
+  gates::ProcessResult operator()(std::vector<std::string> args) const {
+    args.insert(args.begin(), exe);
+    return gates::run_process(args, cwd);
+  }
+};
+
+/// Null (with a printed reason) when ATLAS_BENCH_EXE is not set, i.e. outside ctest.
+inline std::optional<CliRunner> cli_runner(const std::string& scratch_name) {
+  const char* exe = std::getenv("ATLAS_BENCH_EXE");
+  if (!exe || !*exe || !std::filesystem::exists(exe)) {
+    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    return std::nullopt;
+  }
+  return CliRunner{exe, scratch_dir(scratch_name)};
+}
+
+}  // namespace atlas::test

@@ -1,0 +1,69 @@
+// The command line reads as one tool: global options (--data-dir) are accepted before or after
+// the subcommand, in every command and nested command, and every suite honours --data-dir.
+// Runs the real executable (ctest sets ATLAS_BENCH_EXE).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/atomic_file.hpp"
+#include "gates/process.hpp"
+#include "records/record_io.hpp"
+#include "tests/cli/cli_util.hpp"
+#include "tests/records/fixture.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas;
+
+TEST_CASE("diff accepts the global --data-dir after the subcommand and prints the same") {
+  const auto run = test::cli_runner("cli_global_diff");
+  if (!run) return;
+  const auto rec = records::record_text(test::sample_record());
+  write_file_atomic(run->cwd / "a.json", rec);
+  write_file_atomic(run->cwd / "b.json", rec);
+  const auto before = (*run)({"--data-dir", "somewhere", "diff", "a.json", "b.json"});
+  const auto after = (*run)({"diff", "a.json", "b.json", "--data-dir", "somewhere"});
+  INFO(after.err);
+  REQUIRE(before.exit_status == 0);
+  CHECK(after.exit_status == 0);
+  CHECK(after.out == before.out);
+  CHECK(after.err.find("not expected") == std::string::npos);
+}
+
+TEST_CASE("a nested command (baseline show) accepts the global --data-dir after it") {
+  const auto run = test::cli_runner("cli_global_baseline");
+  if (!run) return;
+  const std::vector<std::string> tail = {"--baselines-dir", "b", "--machine-class", "cpu-test"};
+  auto args = [&](std::vector<std::string> head) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  const auto before = (*run)(args({"--data-dir", "d", "baseline", "show"}));
+  const auto after = (*run)(args({"baseline", "show", "--data-dir", "d"}));
+  INFO(after.err);
+  CHECK(after.exit_status == before.exit_status);
+  CHECK(after.out == before.out);
+  CHECK(after.err.find("not expected") == std::string::npos);
+}
+
+TEST_CASE("run --suite bfcl reads the data directory given after the subcommand") {
+  const auto run = test::cli_runner("cli_global_bfcl");
+  if (!run) return;
+  if (!std::filesystem::exists(test::stories_bin())) {
+    MESSAGE("skipped: stories260K not under ATLAS_DATA_DIR");
+    return;
+  }
+  // An empty data directory: the BFCL suite must look for its files there (not in
+  // $ATLAS_DATA_DIR, which ctest sets to the real data) and say so before running anything.
+  const auto empty = run->cwd / "empty-data";
+  std::filesystem::create_directories(empty);
+  const auto r = (*run)({"run", "--suite", "bfcl", "--model", test::stories_bin().string(), "--no-store",
+                         "--data-dir", empty.string()});
+  INFO(r.err);
+  CHECK(r.exit_status == 3);
+  CHECK(r.err.find("not expected") == std::string::npos);
+  CHECK(r.err.find((empty / "bfcl").string()) != std::string::npos);
+  CHECK(r.out.find("bfcl") == std::string::npos);  // no table: nothing ran
+}
