@@ -34,8 +34,11 @@ message(STATUS "atlas: curl=${ATLAS_HAVE_CURL} benchmark=${ATLAS_HAVE_BENCHMARK}
 # A layer library from every .cpp below `dir` (an INTERFACE library while the layer is empty).
 function(atlas_layer_library name dir)
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
-  # Relative to `dir`: a checkout whose own path contains /cuda/ must still build.
-  list(FILTER srcs EXCLUDE REGEX "^${dir}/cuda/")
+  # CUDA-only sources (a cuda/ folder, files named cuda_*.cpp or cupti_*.cpp) build into their own
+  # libraries and the CUDA module (engine/, suites/, tools/CMakeLists.txt), never into a layer:
+  # binaries open the module on demand (engine/backend_module.hpp). Relative to `dir`: a checkout
+  # whose own path contains /cuda/ must still build.
+  list(FILTER srcs EXCLUDE REGEX "^${dir}/(.*/)?(cuda/.*|cuda_[^/]*|cupti_[^/]*)$")
   if(srcs)
     add_library(${name} STATIC ${srcs})
     target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})

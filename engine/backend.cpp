@@ -3,14 +3,26 @@
 #include <cstdlib>
 #include <string>
 
+#include "engine/backend_module.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #include "engine/error.hpp"
 
-#ifdef ATLAS_HAVE_CUDA
-#include "engine/cuda/cuda_backend.hpp"
-#endif
-
 namespace atlas::engine {
+
+// Defined (engine/cuda/cuda_backend.cpp) only in a binary that links the CUDA backend
+// statically (GPU tests, atlas-cuda-bench): such a binary uses its own copy, so that
+// cuda_decoder_of() recognises the backends make_backend() made. Everywhere else this is null
+// and the backend comes from the CUDA module, opened on first use (engine/backend_module.hpp).
+[[gnu::weak]] std::unique_ptr<Backend> make_cuda_backend(const Model& model, const BackendOptions& opts);
+
+namespace {
+std::unique_ptr<Backend> make_cuda_backend_from_module(const Model& model, const BackendOptions& opts) {
+  if (&make_cuda_backend != nullptr) return make_cuda_backend(model, opts);
+  using MakeFn = std::unique_ptr<Backend> (*)(const Model&, const BackendOptions&);
+  auto make = reinterpret_cast<MakeFn>(cuda_module_symbol("atlas_make_cuda_backend"));
+  return make(model, opts);
+}
+}  // namespace
 
 std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& opts) {
   if (opts.inject_decode_delay_us < 0) {
@@ -29,11 +41,7 @@ std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& 
         throw EngineError("backend 'cuda' cannot run model '" + model.config.name + "' (" + to_string(model.config.arch) + "): layer " +
                           std::to_string(l) + ": " + *why + "; use --backend cpu");
     }
-#ifdef ATLAS_HAVE_CUDA
-    b = make_cuda_backend(model, opts);
-#else
-    throw EngineError("backend 'cuda' is not built in (this build has no CUDA toolkit; configure with nvcc available and -DATLAS_CUDA=ON)");
-#endif
+    b = make_cuda_backend_from_module(model, opts);
   } else {
     throw EngineError("backend '" + opts.name + "' is unknown (expected 'cpu' or 'cuda')");
   }

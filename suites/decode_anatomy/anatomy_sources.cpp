@@ -4,9 +4,14 @@
 #include "engine/backend.hpp"
 #include "suites/decode_anatomy/anatomy_source.hpp"
 #include "suites/decode_anatomy/cpu_anatomy_source.hpp"
-#include "suites/decode_anatomy/cupti_anatomy_source.hpp"
+#include "engine/backend_module.hpp"
 
 namespace atlas::suites {
+
+// suites/decode_anatomy/cupti_anatomy_source.hpp. Defined only in a binary that links the CUDA
+// parts statically (GPU tests, atlas-cuda-bench), where the backend came from the same static
+// copy; elsewhere null, and the CUDA module (which made the backend) provides the source.
+[[gnu::weak]] std::unique_ptr<AnatomySource> make_cupti_anatomy_source(engine::Backend& backend);
 
 namespace {
 std::map<std::string, AnatomySourceFactory>& factories() {
@@ -29,8 +34,14 @@ std::unique_ptr<AnatomySource> make_anatomy_source(engine::Backend& backend) {
     std::lock_guard lock(factories_mutex());
     if (auto it = factories().find(std::string(backend.name())); it != factories().end()) return it->second(backend);
   }
-  // The CUDA backend's own source (CUPTI); null without CUDA or for other backends.
-  if (auto cupti = make_cupti_anatomy_source(backend)) return cupti;
+  // The CUDA backend's own source (CUPTI). Only a CUDA backend asks for it: the module is
+  // already open then (it made the backend), and a CPU run never opens it.
+  if (backend.name() == "cuda") {
+    using MakeFn = std::unique_ptr<AnatomySource> (*)(engine::Backend&);
+    MakeFn make = &make_cupti_anatomy_source;
+    if (make == nullptr) make = reinterpret_cast<MakeFn>(engine::cuda_module_symbol("atlas_make_cupti_anatomy_source"));
+    if (auto cupti = make(backend)) return cupti;
+  }
   return std::make_unique<CpuAnatomySource>(backend.stage_timer());
 }
 

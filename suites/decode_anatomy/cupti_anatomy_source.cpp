@@ -9,7 +9,7 @@
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/stage.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
-#include "suites/decode_anatomy/kernel_stages.hpp"
+#include "suites/decode_anatomy/cupti_kernel_stages.hpp"
 
 namespace atlas::suites {
 namespace {

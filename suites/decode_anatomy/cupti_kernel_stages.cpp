@@ -1,5 +1,5 @@
 #ifdef ATLAS_HAVE_CUDA
-#include "suites/decode_anatomy/kernel_stages.hpp"
+#include "suites/decode_anatomy/cupti_kernel_stages.hpp"
 
 #include <algorithm>
 

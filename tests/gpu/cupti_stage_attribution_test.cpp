@@ -6,7 +6,7 @@
 
 #include "engine/cuda/cuda_decoder.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
-#include "suites/decode_anatomy/kernel_stages.hpp"
+#include "suites/decode_anatomy/cupti_kernel_stages.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 
 using namespace atlas;
