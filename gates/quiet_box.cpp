@@ -14,16 +14,13 @@
 
 #include "common/atomic_file.hpp"
 #include "common/clock.hpp"
+#include "common/number_format.hpp"
 #include "gates/error.hpp"
 
 namespace atlas::gates {
 namespace {
 
-std::string fmt(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+std::string fmt(double v) { return format_number(v); }
 
 // Pids of `self` and all its descendants, following ppid links in the given snapshots.
 std::set<int> self_and_descendants(int self, const std::vector<ProcStat>& a, const std::vector<ProcStat>& b) {

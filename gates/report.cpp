@@ -2,16 +2,12 @@
 
 #include <cstdio>
 
+#include "common/number_format.hpp"
 #include "records/metric.hpp"
 
 namespace atlas::gates {
 
-std::string format_value(const std::optional<double>& v) {
-  if (!v) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g", *v);
-  return buf;
-}
+std::string format_value(const std::optional<double>& v) { return v ? format_number(*v) : "-"; }
 
 std::string format_value(const std::optional<double>& v, std::string_view unit) {
   return v && records::is_identity_unit(unit) ? records::identity_hex(*v, unit) : format_value(v);

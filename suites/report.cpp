@@ -3,21 +3,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/number_format.hpp"
 #include "records/summary.hpp"
 
 namespace atlas::suites {
 
 namespace {
-std::string num(double v) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  }
-  return buf;
-}
+std::string num(double v) { return format_number(v); }
 }  // namespace
 
 Table metrics_table(const records::SuiteResult& result) {
@@ -34,6 +26,12 @@ Table metrics_table(const records::SuiteResult& result) {
     auto pct = [&](double x) { return mixed ? std::string("mixed") : v(x); };
     t.rows.push_back({name, m.unit, identity ? "equal" : records::to_string(m.better), records::to_string(m.kind),
                       std::to_string(s.n), pct(s.p50), pct(s.p90), pct(s.p99), v(s.min), v(s.max)});
+  }
+  // What the suite left out and why (prompt lengths or traces that do not fit the context).
+  if (const auto it = result.details.find("notes"); it != result.details.end() && it->is_array()) {
+    for (const auto& n : *it) {
+      if (n.is_string()) t.notes.push_back(n.get<std::string>());
+    }
   }
   return t;
 }

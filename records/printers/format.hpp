@@ -4,17 +4,13 @@
 #include <cstdio>
 #include <string>
 
+#include "common/number_format.hpp"
 #include "records/diff.hpp"
 
 namespace atlas::records::printers {
 
-/// Six significant digits, "-" for NaN.
-inline std::string number(double v) {
-  if (std::isnan(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+/// atlas::format_number (the one way every printer writes a value), "-" for NaN.
+inline std::string number(double v) { return format_number(v); }
 
 /// One side's p50 in a diff: hex for an identity (a hash: %.6g would round two different hashes
 /// to one string), "mixed" where that side's samples disagree, else number().

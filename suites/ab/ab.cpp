@@ -1,5 +1,7 @@
 #include "suites/ab/ab.hpp"
 
+#include "common/number_format.hpp"
+#include "records/metric.hpp"
 #include "records/provenance.hpp"
 #include "suites/error.hpp"
 #include "suites/registry.hpp"
@@ -107,7 +109,11 @@ Table ab_table(const AbResult& result) {
   t.title = "A/B " + result.record.gate_or_suite.substr(3) + " (B/A < 1 means B is smaller)";
   t.header = {"metric", "unit", "median A", "median B", "B/A", "p", "verdict"};
   for (const auto& c : result.comparisons) {
-    t.rows.push_back({c.metric, c.unit, fmt_fixed(c.median_a, 4), fmt_fixed(c.median_b, 4), fmt_fixed(c.ratio, 3),
+    // Values as every printer writes them (format_number); a hash (an output fingerprint) in hex,
+    // where %.4f printed two different fingerprints alike, and with no ratio.
+    const bool identity = records::is_identity_unit(c.unit);
+    auto value = [&](double v) { return identity ? records::identity_hex(v, c.unit) : format_number(v); };
+    t.rows.push_back({c.metric, c.unit, value(c.median_a), value(c.median_b), identity ? "-" : format_number(c.ratio),
                       c.kind == records::MetricKind::timed ? fmt_fixed(c.p_value, 4) : "exact", c.verdict});
   }
   if (result.parity.prompts > 0) {

@@ -176,10 +176,11 @@ TEST_CASE("verdict JSON carries baseline, candidate, delta, rule, margin, noise,
   CHECK(!j["why"].get<std::string>().empty());
 }
 
-TEST_CASE("gate printers' values: a hash in hex (%.4g would print two hashes alike), other units %.4g") {
+TEST_CASE("gate printers' values: a hash in hex (%.4g would print two hashes alike), other units format_number") {
   CHECK(atlas::gates::format_value(850623738.0, "fnv1a32") == "0x32b37cfa");
   CHECK(atlas::gates::format_value(850623739.0, "fnv1a32") == "0x32b37cfb");
-  CHECK(atlas::gates::format_value(850623738.0, "count") == "8.506e+08");
+  CHECK(atlas::gates::format_value(850623738.0, "count") == "850623738");
+  CHECK(atlas::gates::format_value(17959.8, "tok/s") == "17960");  // as diff and run print it
   CHECK(atlas::gates::format_value(std::nullopt, "fnv1a32") == "-");
 }
 

@@ -1,0 +1,32 @@
+#include "common/number_format.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace atlas {
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "-";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return "0";  // also -0
+  const double a = std::fabs(v);
+  char buf[64];
+  if (a < 1e-4 || a >= 1e15) {
+    std::snprintf(buf, sizeof buf, "%.3e", v);
+    return buf;
+  }
+  // Decimals for four significant digits; none from 1000 on (an exponent there hid the digits
+  // people compare: 1.289e+04 beside 17959.8).
+  const int magnitude = static_cast<int>(std::floor(std::log10(a)));
+  const int decimals = magnitude >= 3 ? 0 : 3 - magnitude;
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  return s;
+}
+
+}  // namespace atlas
