@@ -1,0 +1,40 @@
+// generate reports one-time set-up apart from TTFT (CUDA counted ~150 ms of set-up as TTFT):
+// with a warm-up request the JSON has load_ms, warmup_ms and setup_ms, and the warm-up does not
+// change what is generated.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_util.hpp"
+#include "tests/test_data.hpp"
+
+TEST_CASE("generate --json: set-up (load, warm-up) reported apart from TTFT; the warm-up changes no output") {
+  const auto run = atlas::test::cli_runner("cli_generate_setup");
+  if (!run) return;
+  if (!std::filesystem::exists(atlas::test::stories_bin())) {
+    MESSAGE("skipped: stories260K not under ATLAS_DATA_DIR");
+    return;
+  }
+  auto gen = [&](const std::string& warmup) {
+    const auto r = (*run)({"generate", "--model", atlas::test::stories_bin().string(), "--prompt", "Once upon a time",
+                           "--max-tokens", "24", "--temperature", "0.8", "--seed", "7", "--threads", "1", "--json", warmup});
+    INFO(r.err);
+    REQUIRE(r.exit_status == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto warm = gen("--warmup");
+  const auto cold = gen("--no-warmup");
+  CHECK(warm["output_ids"] == cold["output_ids"]);
+  CHECK(warm["output_ids"].size() == 24);
+  CHECK(warm["warmup"] == true);
+  CHECK(cold["warmup"] == false);
+  REQUIRE(warm["warmup_ms"].is_number());
+  CHECK(cold["warmup_ms"].is_null());
+  for (const auto* j : {&warm, &cold}) {
+    CHECK((*j)["load_ms"].get<double>() > 0.0);
+    CHECK((*j)["ttft_ms"].get<double>() > 0.0);
+  }
+  CHECK(warm["setup_ms"].get<double>() ==
+        doctest::Approx(warm["load_ms"].get<double>() + warm["warmup_ms"].get<double>()));
+  CHECK(cold["setup_ms"].get<double>() == doctest::Approx(cold["load_ms"].get<double>()));
+}
