@@ -1,5 +1,6 @@
 #include "gates/markdown_printer.hpp"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ void table(const std::vector<const Verdict*>& rows, std::ostream& out) {
   }
 }
 
+// Whether a verdict goes in the summary's table: every verdict other than `same`, and a `same`
+// whose change exceeds the noise (a counted metric within its tolerance, a timed one within its
+// margin): a reviewer must see a -71% even when the gate lets it pass.
+bool beyond_noise(const Verdict& v) {
+  if (v.status != VerdictStatus::same) return true;
+  if (!v.baseline_value || !v.candidate_value) return false;
+  return std::fabs(*v.candidate_value - *v.baseline_value) > v.noise.value_or(0.0);
+}
+
 }  // namespace
 
 void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
@@ -51,12 +61,12 @@ void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
   if (!r.decision.reasons.empty()) out << "\n";
   std::vector<const Verdict*> notable, quiet;
   for (const auto& v : r.comparison.verdicts) {
-    (v.status == VerdictStatus::same ? quiet : notable).push_back(&v);
+    (beyond_noise(v) ? notable : quiet).push_back(&v);
   }
   if (!notable.empty()) table(notable, out);
-  if (notable.empty() && !r.comparison.verdicts.empty()) out << "All " << quiet.size() << " metrics unchanged.\n";
+  if (notable.empty() && !r.comparison.verdicts.empty()) out << "All " << quiet.size() << " metrics unchanged within the noise.\n";
   if (!quiet.empty()) {
-    out << "\n<details><summary>" << quiet.size() << " unchanged metrics</summary>\n\n";
+    out << "\n<details><summary>" << quiet.size() << " metrics unchanged within the noise</summary>\n\n";
     table(quiet, out);
     out << "\n</details>\n";
   }

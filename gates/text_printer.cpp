@@ -40,16 +40,19 @@ void TextPrinter::print(const GateReport& r, std::ostream& out) const {
   }
   for (const auto& why : r.quiet_box_reasons) out << "quiet-box: " << why << "\n";
   for (const auto& a : r.attempts) {
+    // Attempts are counted from 1 for people, as the progress line does ("attempt 2 (rerun or
+    // confirmation)"); AttemptLog::attempt counts from 0.
+    const int number = a.attempt + 1;
     if (a.attempt > 0 && !a.because.empty()) {
       // Why the gate ran again: the metrics that asked (at most 5 named).
-      out << "attempt " << a.attempt << ": " << (a.confirmation ? "confirmation run of" : "rerun of");
+      out << "attempt " << number << ": " << (a.confirmation ? "confirmation run of" : "rerun of");
       for (const auto& s : a.suites) out << " " << s;
       out << (a.confirmation ? " for the timed regression of " : " for more samples of ");
       for (std::size_t i = 0; i < a.because.size() && i < 5; ++i) out << (i ? ", " : "") << a.because[i];
       if (a.because.size() > 5) out << " and " << a.because.size() - 5 << " more";
       out << "\n";
     }
-    if (a.dropped) out << "attempt " << a.attempt << " dropped: " << a.drop_reason << "\n";
+    if (a.dropped) out << "attempt " << number << " dropped: " << a.drop_reason << "\n";
   }
   out << "result: " << to_string(r.decision.overall);
   for (const auto& why : r.decision.reasons) out << "; " << why;

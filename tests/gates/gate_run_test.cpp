@@ -232,9 +232,10 @@ TEST_CASE("printers: text table and markdown summary show metric, baseline, cand
   CHECK(t.find("regression") != std::string::npos);
   CHECK(t.find("result: regression") != std::string::npos);
   // The confirmation run says which metric asked for it.
-  CHECK(t.find("attempt 1: confirmation run of ttft for the timed regression of ttft/p50") != std::string::npos);
+  // Numbered from 1, as the progress line ("attempt 2 (rerun or confirmation)") numbers it.
+  CHECK(t.find("attempt 2: confirmation run of ttft for the timed regression of ttft/p50") != std::string::npos);
   const std::string m = md.str();
   CHECK(m.find("### atlas-bench gate `pr`: **REGRESSION**") == 0);
   CHECK(m.find("| `ttft/p50` | 100 ms | 120 ms | +20.00% | regression |") != std::string::npos);
-  CHECK(m.find("<details><summary>1 unchanged metrics</summary>") != std::string::npos);
+  CHECK(m.find("<details><summary>1 metrics unchanged within the noise</summary>") != std::string::npos);
 }

@@ -40,6 +40,15 @@ int run(const Options& o, const cli::GlobalOptions& global) {
   const fs::path baseline_file = baseline_path(c.baselines_dir, machine.machine_class, cfg.gate);
   std::optional<Baseline> baseline;
   if (fs::exists(baseline_file)) baseline = load_baseline(baseline_file);  // a bad file fails before any run
+  if (!baseline) {
+    // Said at the start, before the suites run for minutes, not only at the end.
+    std::cerr << "atlas-bench: no baseline " << baseline_file.string() << " for machine class " << machine.machine_class;
+    if (!records::git_rev_parse(fs::current_path(), "HEAD")) {
+      std::cerr << " (" << fs::current_path().string()
+                << " is not inside a git checkout; --baselines-dir is read relative to the working directory)";
+    }
+    std::cerr << ": the suites run and the record is written, but nothing is judged\n";
+  }
 
   cli::JudgedRun judged = cli::run_judged(c, cfg, baseline.value_or(Baseline{}), machine, global);
   const MergeBaseReport merge_base =

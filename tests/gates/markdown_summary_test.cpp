@@ -1,0 +1,44 @@
+// The pull-request summary lists every change beyond the noise, whatever its verdict: a -71%
+// change that a tolerance lets pass was folded into "88 unchanged metrics".
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "gates/markdown_printer.hpp"
+
+using namespace atlas::gates;
+
+namespace {
+Verdict verdict(std::string key, double base, double cand, std::optional<double> noise) {
+  Verdict v;
+  v.key = std::move(key);
+  v.unit = "ms";
+  v.status = VerdictStatus::same;
+  v.baseline_value = base;
+  v.candidate_value = cand;
+  v.delta_pct = 100.0 * (cand - base) / base;
+  v.noise = noise;
+  v.why = "within the tolerance";
+  return v;
+}
+}  // namespace
+
+TEST_CASE("markdown summary: a 'same' verdict whose change exceeds the noise is in the table, not folded") {
+  GateReport rep;
+  rep.gate = "pr";
+  rep.machine_class = "cpu-test";
+  rep.comparison.verdicts = {verdict("ttft/big_drop", 100, 29, 2.0), verdict("ttft/steady", 100, 101, 2.0),
+                             verdict("decode-anatomy/launches", 10, 10, std::nullopt)};
+  std::ostringstream md;
+  MarkdownPrinter{}.print(rep, md);
+  const std::string m = md.str();
+  INFO(m);
+  const auto details = m.find("<details>");
+  REQUIRE(details != std::string::npos);
+  const auto drop = m.find("| `ttft/big_drop` | 100 ms | 29 ms | -71.00% | same |");
+  REQUIRE(drop != std::string::npos);
+  CHECK(drop < details);  // in the main table
+  CHECK(m.find("`ttft/steady`") > details);  // within the noise: folded
+  CHECK(m.find("`decode-anatomy/launches`") > details);
+  CHECK(m.find("<details><summary>2 metrics unchanged within the noise</summary>") != std::string::npos);
+}
