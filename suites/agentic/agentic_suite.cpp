@@ -192,6 +192,13 @@ records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& optio
     traces.push_back(std::move(t));
   }
   r.details["skipped"] = skipped;
+  std::string skip_note;  // said, not only recorded (see the ttft suite)
+  for (const auto& s : skipped) {
+    skip_note += std::string(skip_note.empty() ? "skipped trace " : "; trace ") + s["trace"].get<std::string>() + " (needs " +
+                 std::to_string(s["needs_tokens"].get<int>()) + " tokens";
+    skip_note += ", the target's context is " + std::to_string(s["context_length"].get<int>()) + ")";
+  }
+  if (!skip_note.empty()) r.details["notes"].push_back(skip_note);
   if (traces.empty()) throw SuiteError("agentic: no configured trace fits the target's context of " +
                                        std::to_string(target.context_length()) + " tokens");
 
@@ -262,7 +269,8 @@ records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& optio
   r.details["reuse_shortfalls"] = shortfalls;
   progress.end(std::to_string(traces.size()) + " traces, " +
                (shortfalls.empty() ? std::string("prefix reuse as expected")
-                                   : std::to_string(shortfalls.size()) + " turns reused less than expected"));
+                                   : std::to_string(shortfalls.size()) + " turns reused less than expected") +
+               (skip_note.empty() ? "" : "; " + skip_note));
   return r;
 }
 
