@@ -33,6 +33,13 @@ float dot(const float* a, const float* b, int n);
 /// as std::exp within float rounding), 8 lanes at a time.
 float exp_shifted_sum(float* x, int n, float shift);
 
+/// attention() (ops.hpp) with AVX2+FMA for head_dim 8, 16, 32 or 64 (stories260K: 8): eight
+/// positions' scores per step without a horizontal sum each, the softmax's exp 8 lanes at a time,
+/// V rows summed in registers and normalised once. Same shapes and result as attention() up to
+/// float summation order. Returns false, writing nothing, when the AVX2 kernels are off or not
+/// available, or for another head_dim.
+bool attention_simd(float* out, const float* q, const float* k, const float* v, int n_pos, int head_dim, int stride,
+                    float* scores);
 /// True when the AVX2+FMA kernels are in use.
 bool matmul_uses_avx2();
 

@@ -49,6 +49,7 @@ void softmax(float* x, int n) {
 
 void attention(float* __restrict out, const float* __restrict q, const float* __restrict k, const float* __restrict v, int n_pos,
                int head_dim, int stride, float* __restrict scores) {
+  if (attention_simd(out, q, k, v, n_pos, head_dim, stride, scores)) return;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   int t = 0;
   if (head_dim < 32) {
