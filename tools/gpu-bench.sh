@@ -46,3 +46,10 @@ log "decode benchmark"
 log "decode-anatomy suite through atlas-bench (CUDA backend, CUPTI source, stories260K)"
 "$BUILD/tools/atlas-bench" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --no-store --format markdown \
   2>&1 | tee -a "$OUT/summary.txt"
+
+log "CLI: the CUDA backend module opened on demand (engine/backend_module.hpp)"
+echo "CUDA libraries loaded by --help (want 0): $(LD_DEBUG=libs "$BUILD/tools/atlas-bench" --help 2>&1 >/dev/null |
+  grep -c 'find library=lib\(cudart\|cublas\|cupti\|atlas-cuda\)')" | tee -a "$OUT/summary.txt"
+# Set-up (module, kernel loading, cuBLAS, graph capture) in load_ms/warmup_ms, not in ttft_ms.
+"$BUILD/tools/atlas-bench" generate --backend cuda --model "$DATA/models/stories260K/stories260K.bin" \
+  --prompt "Once upon a time" --max-tokens 64 --json 2>&1 | tee -a "$OUT/summary.txt"
