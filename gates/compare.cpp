@@ -5,16 +5,27 @@
 #include <cstdio>
 #include <set>
 
+#include "common/number_format.hpp"
 #include "gates/config.hpp"
 #include "records/stats.hpp"
 
 namespace atlas::gates {
 namespace {
 
-std::string fmt(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+// Values in reasons read as in the tables beside them (atlas::format_number).
+std::string fmt(double v) { return format_number(v); }
+
+// Two values that differ must not read alike ("28.53 is worse than 28.53"): format_number, with
+// as many more significant digits as it takes to tell them apart.
+std::pair<std::string, std::string> fmt_distinct(double a, double b) {
+  std::pair<std::string, std::string> s{fmt(a), fmt(b)};
+  for (int digits = 6; s.first == s.second && a != b && digits <= 17; ++digits) {
+    char x[64], y[64];
+    std::snprintf(x, sizeof x, "%.*g", digits, a);
+    std::snprintf(y, sizeof y, "%.*g", digits, b);
+    s = {x, y};
+  }
+  return s;
 }
 
 // How much worse the candidate is, in the metric's unit (positive = worse).
@@ -46,13 +57,13 @@ Verdict judge_identity(Verdict v, const BaselineMetric& b, const records::Metric
 Verdict judge_exact(Verdict v, const BaselineMetric& b, double cand) {
   v.rule = "exact";
   const double worse = worsening(b.better, b.value, cand);
+  const auto [cand_text, base_text] = fmt_distinct(cand, b.value);
   if (worse > 0) {
     v.status = VerdictStatus::regression;
-    v.why = std::string(records::to_string(b.kind)) + " metric is gated exactly: " + fmt(cand) + " is worse than " +
-            fmt(b.value);
+    v.why = std::string(records::to_string(b.kind)) + " metric is gated exactly: " + cand_text + " is worse than " + base_text;
   } else if (worse < 0) {
     v.status = VerdictStatus::improved;
-    v.why = "better than the baseline (" + fmt(cand) + " vs " + fmt(b.value) + "); `baseline ratchet` tightens it";
+    v.why = "better than the baseline (" + cand_text + " vs " + base_text + "); `baseline ratchet` tightens it";
   } else {
     v.status = VerdictStatus::same;
     v.why = "equal to the baseline";

@@ -202,3 +202,16 @@ TEST_CASE("hash-unit counted metrics are identities: any change fails, nothing i
   auto same = test::metric({377978257}, MetricKind::counted, Better::lower, "fnv1a32");
   CHECK(judge_metric("decode-anatomy/output_fingerprint", &b, &same, settings()).status == VerdictStatus::same);
 }
+
+TEST_CASE("reasons print values as the tables do, with more digits only where two values would read alike") {
+  // A counted metric 28.5312 against 28.53: four significant digits would say "28.53 is worse
+  // than 28.53".
+  const auto b = test::baseline_metric(28.53, {28.53}, MetricKind::counted, Better::lower, {0, 0}, "count");
+  auto worse = test::metric({28.5312}, MetricKind::counted, Better::lower, "count");
+  const auto v = judge_metric("decode-anatomy/launches_per_token", &b, &worse, settings());
+  CHECK(v.why == "counted metric is gated exactly: 28.5312 is worse than 28.53");
+  // Clearly different values print as format_number does (17960, as diff and run print it).
+  const auto b2 = test::baseline_metric(15000, {15000}, MetricKind::counted, Better::lower, {0, 0}, "count");
+  auto worse2 = test::metric({17959.8}, MetricKind::counted, Better::lower, "count");
+  CHECK(judge_metric("k/m", &b2, &worse2, settings()).why == "counted metric is gated exactly: 17960 is worse than 15000");
+}
