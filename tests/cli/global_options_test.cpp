@@ -67,3 +67,14 @@ TEST_CASE("run --suite bfcl reads the data directory given after the subcommand"
   CHECK(r.err.find((empty / "bfcl").string()) != std::string::npos);
   CHECK(r.out.find("bfcl") == std::string::npos);  // no table: nothing ran
 }
+
+TEST_CASE("every command's help names the global options it accepts") {
+  const auto run = test::cli_runner("cli_global_help");
+  if (!run) return;
+  for (const char* cmd : {"run", "diff", "ab", "generate"}) {
+    const auto r = (*run)({cmd, "--help"});
+    CAPTURE(cmd);
+    CHECK(r.exit_status == 0);
+    CHECK(r.out.find("Global options, here or before the command name: --data-dir DIR") != std::string::npos);
+  }
+}

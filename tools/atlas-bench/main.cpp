@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", global.data_dir, "Data directory holding models/ and bfcl/ (env ATLAS_DATA_DIR)");
   app.set_version_flag("--version", "atlas-bench 0.1.0");
   app.footer(
+      "Global options may also follow the command name: atlas-bench run --data-dir DIR ...\n\n"
       "--pull-request-gate-check [GATE OPTIONS]\n"
       "  The pull-request gate: the same as `atlas-bench gate` (gate \"pr\"); its options, e.g.\n"
       "  --inject-decode-delay-us N (a planted slowdown the gate must catch), are `gate --help`'s.");
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
     const auto& c = command_registry()[i];
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     actions[i] = c.setup(*sub, global);
+    sub->footer("Global options, here or before the command name: --data-dir DIR (models/ and bfcl/; env ATLAS_DATA_DIR)");
     subs.push_back(sub);
   }
   try {
