@@ -121,10 +121,16 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
                {"object", r.chat ? (stream ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
                {"created", p.created},
                {"model", served_name_}};
+  std::vector<int> unsent_ids;  // generated ids not yet listed on a chunk (return_token_ids)
+  std::vector<int> all_ids;
   auto chunk = [&](json choice) {
     json c = base;
     choice["index"] = 0;
     choice["logprobs"] = nullptr;
+    if (r.return_token_ids) {
+      choice["token_ids"] = unsent_ids;
+      unsent_ids.clear();
+    }
     if (!choice.contains("finish_reason")) choice["finish_reason"] = nullptr;
     c["choices"] = json::array({std::move(choice)});
     return c;
@@ -196,6 +202,10 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
   try {
     result = gen_.generate(g, [&](const engine::TokenEvent& ev) {
       ++generated;
+      if (r.return_token_ids) {
+        unsent_ids.push_back(ev.id);
+        all_ids.push_back(ev.id);
+      }
       push_text(dec.push(ev.id));
     });
     completed = true;
@@ -268,6 +278,7 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
   } else {
     resp["choices"] = json::array({{{"index", 0}, {"text", content}, {"logprobs", nullptr}, {"finish_reason", finish}}});
   }
+  if (r.return_token_ids) resp["choices"][0]["token_ids"] = all_ids;
   resp["usage"] = usage;
   return resp;
 }

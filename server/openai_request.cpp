@@ -212,6 +212,7 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     std::erase_if(r.stop, [](const std::string& s) { return s.empty(); });
   }
   if (field(j, "ignore_eos")) r.ignore_eos = boolean(j, "ignore_eos");
+  if (field(j, "return_token_ids")) r.return_token_ids = boolean(j, "return_token_ids");
   return r;
 }
 

@@ -30,6 +30,9 @@ struct CompletionRequest {
   bool include_usage = false;               ///< stream_options.include_usage
   std::vector<std::string> stop;            ///< stop strings (not returned)
   bool ignore_eos = false;                  ///< vLLM extension: decode exactly max_tokens
+  /// vLLM extension: each choice carries `token_ids`, the ids generated since the previous
+  /// chunk (streaming) or all of them; clients extend a prompt with them exactly.
+  bool return_token_ids = false;
   bool add_generation_prompt = true;        ///< chat: vLLM extension
 };
 

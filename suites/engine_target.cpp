@@ -36,6 +36,8 @@ TargetResponse EngineTarget::generate(const TargetRequest& req) {
     out.t_first_byte_ns = r.token_t_ns.empty() ? r.t_end_ns : r.token_t_ns.front();
     out.token_t_ns = r.token_t_ns;
     out.t_end_ns = r.t_end_ns;
+    out.token_count_source = "engine";
+    out.finish_reason = r.stop == engine::StopReason::stop_token ? "stop" : "length";
   } catch (const engine::EngineError& e) {
     out.ok = false;
     out.error = e.what();

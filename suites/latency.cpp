@@ -23,19 +23,22 @@ RequestLatency compute_latency(const TargetResponse& r) {
   }
   out.ttft_ms = ns_to_ms(first - r.t_request_ns);
   out.e2e_ms = ns_to_ms(last - r.t_request_ns);
-  out.itl_ms.reserve(r.token_t_ns.size() - 1);
   for (std::size_t i = 1; i < r.token_t_ns.size(); ++i) {
     const std::int64_t gap = r.token_t_ns[i] - r.token_t_ns[i - 1];
     if (gap < 0) {
       throw SuiteError("response field token_t_ns[" + std::to_string(i) + "] goes backwards by " +
                        std::to_string(-gap) + " ns");
     }
-    out.itl_ms.push_back(ns_to_ms(gap));
   }
-  if (out.output_tokens >= 2) {
+  std::size_t k = 1;
+  while (k < r.token_t_ns.size() && r.token_t_ns[k] == first) ++k;
+  out.first_read_tokens = static_cast<int>(k);
+  for (std::size_t i = k; i < r.token_t_ns.size(); ++i) out.itl_ms.push_back(ns_to_ms(r.token_t_ns[i] - r.token_t_ns[i - 1]));
+  const int decoded = out.output_tokens - static_cast<int>(k);
+  if (decoded >= 1) {
     const double decode_ms = out.e2e_ms - out.ttft_ms;
-    out.tpot_ms = decode_ms / (out.output_tokens - 1);
-    if (decode_ms > 0) out.decode_tok_s = tokens_per_s(out.output_tokens - 1, decode_ms);
+    out.tpot_ms = decode_ms / decoded;
+    out.decode_tok_s = tokens_per_s(decoded, decode_ms);
   }
   return out;
 }

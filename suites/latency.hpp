@@ -6,6 +6,13 @@
 //   TPOT = (E2E - TTFT) / (n - 1)            (defined for n >= 2; AIPerf calls this "ITL")
 //   ITL  = every gap t(token i) - t(token i-1), i = 1..n-1 (AIPerf "inter-chunk latency")
 // so TPOT is exactly the mean of the request's ITL gaps.
+//
+// Tokens that arrive together with the first one (over HTTP: in the same socket read; k > 1 of
+// them) have no measurable times of their own: the decode figures then start at that read.
+// TPOT = (E2E - TTFT) / (n - k), ITL = the n - k gaps after it, decode tok/s = 1 / TPOT; the
+// k - 1 tokens are counted (first_read_tokens) and left out, never given zero-length gaps. When
+// every token came in the first read (n == k >= 2), there is no TPOT, ITL or rate at all. In
+// process every token has its own time, k = 1, and the formulas above are the usual ones.
 #include <optional>
 #include <vector>
 
@@ -15,11 +22,12 @@ namespace atlas::suites {
 
 struct RequestLatency {
   int output_tokens = 0;
+  int first_read_tokens = 1;            ///< k: tokens stamped with the first token's time
   double ttft_ms = 0;
   double e2e_ms = 0;
-  std::optional<double> tpot_ms;        ///< n >= 2 only
-  std::vector<double> itl_ms;           ///< n - 1 gaps, in order
-  std::optional<double> decode_tok_s;   ///< (n - 1) / (E2E - TTFT), n >= 2 and E2E > TTFT
+  std::optional<double> tpot_ms;        ///< (E2E - TTFT) / (n - k), n > k only
+  std::vector<double> itl_ms;           ///< the n - k gaps after the first read, in order
+  std::optional<double> decode_tok_s;   ///< (n - k) / (E2E - TTFT), n > k only
 };
 
 /// Computes the figures above from `r.t_request_ns` and `r.token_t_ns` (one stamp per token).

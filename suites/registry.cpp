@@ -5,6 +5,7 @@
 #include "suites/agentic/agentic_suite.hpp"
 #include "suites/bfcl/bfcl_suite.hpp"
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
+#include "suites/endpoint/load_suite.hpp"
 #include "suites/error.hpp"
 #include "suites/ttft/ttft_suite.hpp"
 
@@ -21,6 +22,8 @@ const std::vector<SuiteInfo>& suite_registry() {
       {"bfcl", "BFCL subset: function-calling accuracy scored as BFCL's AST checker, decode tok/s, time per entry",
        [](Target& target, const SuiteOptions& options) { return bfcl::run_bfcl_suite(target, options); },
        [](const SuiteOptions& o) { (void)bfcl::bfcl_suite_setup(o); }},
+      {"load", "serving load against an endpoint: concurrency or request-rate sweep, TTFT/TPOT/ITL/E2E, throughput, goodput",
+       run_load_suite, [](const SuiteOptions& o) { (void)LoadSuiteConfig::from(o); }},
   };
   return registry;
 }
@@ -41,7 +44,10 @@ std::vector<std::string> expand_suite_names(std::string_view spec) {
     const std::size_t comma = spec.find(',', pos);
     const std::string_view item = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     if (item == "all") {
-      for (const auto& s : suite_registry()) out.push_back(s.name);
+      // "load" needs a server and its own options (run --concurrency/--rate): named only.
+      for (const auto& s : suite_registry()) {
+        if (s.name != "load") out.push_back(s.name);
+      }
     } else if (!item.empty()) {
       out.push_back(find_suite(item).name);
     }

@@ -60,6 +60,14 @@ records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
     const std::string& name = request.suites[i];
     try {
       rec.suites[name] = run_suite(name, target, options[i]);
+      // A suite that measured what it could but must not be trusted (e.g. bfcl entries that
+      // failed) says why in details["invalid_reason"]: its data stays, the record is invalid.
+      const auto& d = rec.suites[name].details;
+      if (d.contains("invalid_reason") && d["invalid_reason"].is_string()) {
+        rec.valid = false;
+        rec.invalid_reason += (rec.invalid_reason.empty() ? "" : "; ") +
+                              ("suite " + name + ": " + d["invalid_reason"].get<std::string>());
+      }
     } catch (const atlas::Error& e) {
       rec.valid = false;
       rec.invalid_reason += (rec.invalid_reason.empty() ? "" : "; ") + ("suite " + name + ": " + e.what());

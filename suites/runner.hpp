@@ -9,7 +9,8 @@
 //
 // run_suite_set never throws for a failing suite: the suite's error goes into
 // record.invalid_reason (record.valid = false) and the other suites still run, so no measured
-// data is lost. Configuration errors (unknown suite, bad config field) do throw SuiteError
+// data is lost. A suite that completes but reports details["invalid_reason"] (a string) keeps
+// its result and makes the record invalid too. Configuration errors (unknown suite, bad config field) do throw SuiteError
 // before anything runs.
 #include <cstdint>
 #include <filesystem>

@@ -26,14 +26,25 @@ struct TargetRequest {
   engine::SamplingParams sampling;
   bool ignore_eos = false;            ///< decode exactly max_new_tokens (timing runs)
   bool reuse_prefix = true;           ///< keep/reuse the session's KV cache prefix
+  /// Ask an endpoint for the generated token ids (vLLM/atlas-serve `return_token_ids`, llama.cpp
+  /// `logprobs`), so a follow-up prompt can extend the output exactly (agentic suite).
+  bool return_token_ids = false;
 };
 
 struct TargetResponse {
   bool ok = true;
   std::string error;                      ///< why it failed, when !ok
-  std::vector<int> output_ids;            ///< known for in-process targets; may be empty over HTTP
+  /// Generated ids: in-process always; over HTTP only when the server listed all of them
+  /// (TargetRequest.return_token_ids on a server that can), else empty.
+  std::vector<int> output_ids;
   std::string text;                       ///< generated text
   nlohmann::json tool_calls = nullptr;    ///< parsed tool calls (endpoint native FC)
+  std::string finish_reason;              ///< "stop" | "length" | "tool_calls" | "" (unknown)
+  /// The server's own account of the request where it gives one (llama.cpp `timings`:
+  /// prompt_n, prompt_ms, predicted_n, predicted_ms, cache_n), else null.
+  nlohmann::json server_timings = nullptr;
+  /// Where token counts came from: "engine", "server usage", "local tokenizer".
+  std::string token_count_source;
   int prompt_tokens = 0;
   int completion_tokens = 0;
   int cached_tokens = 0;                  ///< prefix tokens reused from the KV cache
@@ -56,6 +67,12 @@ class Target {
   virtual int context_length() const = 0;
   /// Provenance for the record: backend and options, or endpoint URL and /v1/models answer.
   virtual nlohmann::json provenance() const = 0;
+  /// Asked right after reset_session(): a value unique to this target instance that cold
+  /// requests mix into their prompts, so a server's prefix cache cannot hold them from an
+  /// earlier run or request (vLLM's and AIPerf's benchmarks use a random prefix the same way).
+  /// 0 when the reset is known to have emptied the cache (in process; a server that accepted
+  /// the reset), keeping prompts and outputs reproducible and reuse figures comparable.
+  virtual std::uint64_t cold_salt() const { return 0; }
 };
 
 }  // namespace atlas::suites

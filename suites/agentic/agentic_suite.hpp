@@ -60,11 +60,17 @@ class TraceRenderer {
 
 struct AgenticTurnResult {
   int turn = 0;               ///< 1-based assistant turn
-  int prompt_tokens = 0;
+  int prompt_tokens = 0;      ///< the target's usage.prompt_tokens where it reports it
   int expected_reused = 0;    ///< previous prompt + previous outputs - 1 (0 on turn 1)
+  /// The prompt extends the previous prompt + output exactly (completions mode with the
+  /// target's own output ids): only then is expected_reused a promise a shortfall can break.
+  /// Chat mode (the server's template renders the history) and re-encoded text are not exact.
+  bool expected_exact = true;
   int reused = 0;             ///< target's cached_tokens
-  int prefilled = 0;          ///< target's prefilled_tokens
-  int output_tokens = 0;
+  int prefilled = 0;          ///< prompt_tokens - reused (so reused + prefilled = prompt_tokens)
+  int output_tokens = 0;      ///< the target's usage.completion_tokens where it reports it
+  std::string ids_source = "target";  ///< where the output ids came from
+  nlohmann::json server_timings = nullptr;  ///< the server's own account (llama.cpp timings)
   RequestLatency latency;
 };
 
@@ -74,12 +80,15 @@ struct AgenticSessionResult {
   std::vector<int> output_ids; ///< all generated ids in order (a fingerprint of the session)
 };
 
-/// Runs one session from a fresh target session (reset_session first). Each assistant turn
+/// Runs one session from a fresh target session (reset_session first; a salted target's
+/// prompts also get a unique prefix from (cold_salt, session_nonce), so turn 1 is cold on a
+/// server that has no reset). Each assistant turn
 /// decodes exactly max_tokens (ignore_eos, greedy). The expected reuse of turn k > 1 is the
 /// previous prompt plus all but the last generated token: a decode loop never computes the K/V
 /// of the token it sampled last. Throws SuiteError when a request fails.
 AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& trace, std::uint64_t seed,
-                                         double think_time_scale, AgenticApi api = AgenticApi::completions);
+                                         double think_time_scale, AgenticApi api = AgenticApi::completions,
+                                         std::uint64_t session_nonce = 0);
 
 /// Runs every configured trace warmup + repetitions times. Traces whose token budget exceeds
 /// the target's context are skipped and listed in details["skipped"].

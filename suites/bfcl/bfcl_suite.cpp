@@ -8,6 +8,7 @@
 #include <set>
 
 #include "suites/bfcl/bfcl_error.hpp"
+#include "suites/latency.hpp"
 #include "suites/bfcl/prompt.hpp"
 #include "suites/bfcl/score.hpp"
 #include "suites/resources.hpp"
@@ -68,6 +69,15 @@ nlohmann::ordered_json fc_result(const TargetResponse& resp) {
 }
 
 std::string clip(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
+
+/// An HTTP 400 that names the context (llama.cpp "exceeds the available context size", vLLM
+/// "maximum context length", atlas-serve "context_length_exceeded").
+bool context_rejection(const std::string& error) {
+  if (error.rfind("HTTP 400", 0) != 0) return false;
+  std::string lower = error;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("context") != std::string::npos;
+}
 
 }  // namespace
 
@@ -189,7 +199,8 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       metric("tok/s", Better::higher, MetricKind::timed, "(tokens - 1) / (last - first token time), per entry with >= 2 tokens");
   auto& per_entry = out.metrics["time_per_entry_ms"] =
       metric("ms", Better::lower, MetricKind::timed, "request start to end of generation, per entry");
-  std::size_t skipped = 0, truncated = 0, failed = 0;
+  std::size_t skipped = 0, truncated = 0, failed = 0, sent_as_ids = 0;
+  std::string first_failure;
   std::vector<EntryVerdict> verdicts;
   std::map<std::string, std::size_t> error_types;
   nlohmann::json rows = nlohmann::json::array();
@@ -249,9 +260,20 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       was_truncated = true;
       ++truncated;
     }
-    const TargetResponse resp = target.generate(req);
+    TargetResponse resp = target.generate(req);
+    // Prompt mode over an endpoint: the server renders `messages` with its own chat template,
+    // a longer prompt than the local rendering the context check above measured. When the
+    // server rejects it for its context (HTTP 400), the entry is re-sent as the local
+    // rendering's ids (which fit), the prompt the engine runs; counted, not failed.
+    if (!resp.ok && cfg.mode == BfclMode::prompt && !req.messages.is_null() && context_rejection(resp.error)) {
+      req.messages = nullptr;
+      req.tools = nullptr;
+      ++sent_as_ids;
+      resp = target.generate(req);
+    }
     if (!resp.ok) {
       ++failed;
+      if (first_failure.empty()) first_failure = e->id + ": " + clip(resp.error, 300);
       if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
         rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
       }
@@ -262,20 +284,26 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
     const double sample = v.valid ? 1.0 : 0.0;
     cat_metric.samples.push_back(sample);
     overall.samples.push_back(sample);
-    if (resp.token_t_ns.size() >= 2) {
-      const double secs = static_cast<double>(resp.token_t_ns.back() - resp.token_t_ns.front()) * 1e-9;
-      if (secs > 0) tps.samples.push_back(static_cast<double>(resp.token_t_ns.size() - 1) / secs);
+    if (!resp.token_t_ns.empty()) {
+      // The same rules as every suite (latency.hpp): tokens of the first read are left out of
+      // the rate, and a request whose tokens all came at once has none; time per entry ends at
+      // the last token, as E2E does everywhere.
+      const RequestLatency lat = compute_latency(resp);
+      if (lat.decode_tok_s) tps.samples.push_back(*lat.decode_tok_s);
+      per_entry.samples.push_back(lat.e2e_ms);
     }
-    if (resp.t_end_ns > resp.t_request_ns) per_entry.samples.push_back(static_cast<double>(resp.t_end_ns - resp.t_request_ns) * 1e-6);
     if (!v.valid) ++error_types[v.error_type];
     if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
       rows.push_back({{"id", e->id},
                       {"category", e->category},
                       {"valid", v.valid},
                       {"error_type", v.valid ? nlohmann::json(nullptr) : nlohmann::json(v.error_type)},
-                      {"prompt_tokens", req.prompt_ids.size()},
+                      // The target's own counts (usage): over HTTP the server's template decides the prompt.
+                      {"prompt_tokens", resp.prompt_tokens > 0 ? resp.prompt_tokens : static_cast<int>(req.prompt_ids.size())},
+                      {"cached_tokens", resp.cached_tokens},
                       {"truncated", was_truncated},
-                      {"completion_tokens", resp.output_ids.empty() ? resp.completion_tokens : static_cast<int>(resp.output_ids.size())},
+                      {"completion_tokens", resp.completion_tokens},
+                      {"finish_reason", resp.finish_reason},
                       {"output", clip(cfg.mode == BfclMode::prompt ? resp.text : result.dump(), 300)}});
     }
     verdicts.push_back(std::move(v));
@@ -284,7 +312,8 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
     const ScoreSummary s = summarize(verdicts);
     std::string line = std::to_string(s.correct) + "/" + std::to_string(s.total) + " valid";
     for (const auto& c : s.categories) line += ", " + c.category + " " + std::to_string(c.correct) + "/" + std::to_string(c.total);
-    line += "; " + std::to_string(skipped) + " skipped, " + std::to_string(truncated) + " truncated, " + std::to_string(failed) + " failed";
+    line += "; " + std::to_string(skipped) + " skipped, " + std::to_string(truncated) + " truncated, " + std::to_string(failed) +
+            " failed, " + std::to_string(sent_as_ids) + " re-sent as ids";
     prog.end(line);
   }
   auto counted = [&](const char* name, std::size_t n, const char* what) {
@@ -294,6 +323,15 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
   counted("entries_skipped", skipped, "entries whose prompt did not fit the context (overflow \"skip\"); not scored");
   counted("entries_truncated", truncated, "entries whose prompt head was dropped to fit the context; scored");
   counted("entries_failed", failed, "entries the target failed to answer; not scored");
+  counted("entries_sent_as_ids", sent_as_ids,
+          "prompt-mode entries whose chat rendering the server refused as over its context, re-sent as the local "
+          "rendering's token ids; scored");
+  if (failed > 0) {
+    // A failed entry has no verdict: the accuracy would be over a subset the run did not choose.
+    // The record keeps every figure but is invalid (runner.hpp), and the exit status says so.
+    out.details["invalid_reason"] = std::to_string(failed) + " of " + std::to_string(entries.size()) +
+                                    " entries failed (first: " + first_failure + ")";
+  }
   if (tps.samples.empty()) out.metrics.erase("decode_tokens_per_s");
   if (per_entry.samples.empty()) out.metrics.erase("time_per_entry_ms");
 

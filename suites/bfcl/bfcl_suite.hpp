@@ -12,7 +12,11 @@
 //                                            (overflow "skip") - not scored
 //   entries_truncated                        counted, lower: prompts cut to fit (overflow
 //                                            "truncate": the head is dropped, BOS kept) - scored
-//   entries_failed                           counted, lower: requests the target failed - not scored
+//   entries_failed                           counted, lower: requests the target failed - not scored;
+//                                            any makes the run invalid (details["invalid_reason"])
+//   entries_sent_as_ids                      counted, lower: prompt-mode entries an endpoint refused
+//                                            as over its context in its chat rendering, re-sent as
+//                                            the local rendering's ids - scored
 #include <filesystem>
 #include <string>
 #include <vector>

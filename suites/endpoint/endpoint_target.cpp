@@ -1,6 +1,7 @@
 #include "suites/endpoint/endpoint_target.hpp"
 
 #include <cstdlib>
+#include <random>
 
 #include "common/clock.hpp"
 #include "suites/endpoint/error.hpp"
@@ -20,6 +21,65 @@ std::string endpoint_root(const std::string& url) {
 }
 
 namespace {
+/// Tokens per token-bearing chunk and their total, from the best source the stream offers:
+///  1. the server's token ids per chunk (exact);
+///  2. usage.completion_tokens sent on the chunks (cumulative; vLLM continuous_usage_stats);
+///  3. the local tokenizer, counting each chunk as the growth of the encoded text so far (a
+///     chunk encoded on its own would gain a leading-space token: "4 tokens counted as 8");
+///  4. one per chunk.
+/// When the final usage gives a different total, the counts are scaled to it (distribute_tokens).
+struct ChunkTokenCounts {
+  std::vector<int> per_chunk;
+  int total = 0;
+  std::string source;
+};
+
+ChunkTokenCounts chunk_token_counts(const OpenAiStreamReader& reader, const engine::Tokenizer* tok) {
+  const auto& chunks = reader.chunks();
+  const std::size_t n = chunks.size();
+  ChunkTokenCounts c;
+  c.per_chunk.assign(n, 1);
+  bool all_ids = n > 0, all_usage = n > 0;
+  for (const auto& ch : chunks) {
+    all_ids = all_ids && ch.ids > 0;
+    all_usage = all_usage && ch.usage_completion_tokens >= 0;
+  }
+  if (all_ids) {
+    for (std::size_t i = 0; i < n; ++i) c.per_chunk[i] = chunks[i].ids;
+    c.source = "server token ids";
+  } else if (all_usage) {
+    int prev = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      c.per_chunk[i] = std::max(1, chunks[i].usage_completion_tokens - prev);
+      prev = std::max(prev, chunks[i].usage_completion_tokens);
+    }
+    c.source = "server usage per chunk";
+  } else if (tok) {
+    std::string text;
+    std::size_t before = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      text += chunks[i].text;
+      const std::size_t now = tok->encode(text, false).size();
+      c.per_chunk[i] = std::max<int>(1, static_cast<int>(now) - static_cast<int>(before));
+      before = now;
+    }
+    c.source = "local tokenizer";
+  } else {
+    c.source = "one per chunk";
+  }
+  for (int k : c.per_chunk) c.total += k;
+  if (reader.usage() && reader.usage()->completion_tokens != c.total) {
+    c.per_chunk = distribute_tokens(c.per_chunk, reader.usage()->completion_tokens);
+    c.source += ", scaled to server usage";
+  } else if (reader.usage()) {
+    c.source += " (= server usage)";
+  }
+  if (reader.usage()) {
+    c.total = reader.usage()->completion_tokens;
+  }
+  return c;
+}
+
 std::string trim_slash(std::string u) {
   while (!u.empty() && u.back() == '/') u.pop_back();
   return u;
@@ -71,10 +131,46 @@ EndpointTarget::EndpointTarget(EndpointOptions opts) : opts_(std::move(opts)) {
   for (const auto& m : models_["data"]) {
     if (m.is_object() && m.value("id", "") == model_) entry = &m;
   }
-  context_length_ = opts_.context_length;
-  if (context_length_ == 0 && entry && entry->contains("max_model_len") && (*entry)["max_model_len"].is_number_integer()) {
-    context_length_ = (*entry)["max_model_len"].get<int>();
+  kind_ = opts_.server_kind;
+  if (kind_.empty()) {
+    const std::string owner = entry && entry->contains("owned_by") && (*entry)["owned_by"].is_string()
+                                  ? (*entry)["owned_by"].get<std::string>()
+                                  : "";
+    kind_ = owner == "vllm"                                 ? "vllm"
+            : owner == "sglang"                             ? "sglang"
+            : owner == "llamacpp"                           ? "llamacpp"
+            : owner == "atlas-bench"                        ? "atlas-serve"
+            : owner == "tensorrt_llm" || owner == "trtllm" ? "trtllm"
+                                                            : "openai";
   }
+  auto positive_int = [](const json* o, const char* key) -> int {
+    if (!o || !o->is_object() || !o->contains(key) || !(*o)[key].is_number_integer()) return 0;
+    return std::max(0, (*o)[key].get<int>());
+  };
+  context_length_ = opts_.context_length;
+  if (context_length_ > 0) {
+    context_source_ = "option";
+  } else if ((context_length_ = positive_int(entry, "max_model_len")) > 0) {
+    context_source_ = "max_model_len";
+  } else if (entry && entry->contains("meta") && (context_length_ = positive_int(&(*entry)["meta"], "n_ctx")) > 0) {
+    context_source_ = "meta.n_ctx";
+  } else {
+    // Older llama.cpp servers list only n_ctx_train (the model's, not the server's) in
+    // /v1/models; the slot context is in /props.
+    HttpRequest pr;
+    pr.url = endpoint_root(opts_.url) + "/props";
+    pr.headers = auth_headers();
+    pr.timeouts = opts_.timeouts;
+    const HttpResponse props = client.perform(pr);
+    const json pj = props.ok ? json::parse(props.body, nullptr, false) : json();
+    if (pj.is_object() && pj.contains("default_generation_settings") &&
+        (context_length_ = positive_int(&pj["default_generation_settings"], "n_ctx")) > 0) {
+      context_source_ = "props";
+    }
+  }
+  std::random_device rd;
+  salt_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(atlas::now_ns());
+  if (salt_ == 0) salt_ = 1;
   give_back(std::make_unique<HttpClient>());
 }
 
@@ -101,6 +197,9 @@ json EndpointTarget::provenance() const {
           {"models", models_},
           {"api_key_env", opts_.api_key_env},
           {"context_length", context_length_},
+          {"context_length_source", context_source_},
+          {"server_kind", kind_},
+          {"cold_salt", salt_},
           {"local_tokenizer", opts_.tokenizer != nullptr},
           {"timeouts_ms",
            {{"connect", opts_.timeouts.connect.count()},
@@ -109,6 +208,8 @@ json EndpointTarget::provenance() const {
             {"total", opts_.timeouts.total.count()}}},
           {"retries", opts_.retries},
           {"reset_prefix_cache", reset_outcome_},
+          {"reset_prefix_cache_calls", reset_calls_},
+          {"reset_prefix_cache_skipped", reset_skipped_},
           {"client_timestamps",
            {{"rule", "kernel receive time (SO_TIMESTAMPNS) of the newest waiting bytes, else the time they were read"},
             {"kernel_stamped_reads", kernel_stamped_reads_},
@@ -124,7 +225,24 @@ json EndpointTarget::request_body(const TargetRequest& req) const {
                {"top_p", req.sampling.top_p},
                {"seed", req.sampling.seed}};
   if (req.sampling.top_k > 0) body["top_k"] = req.sampling.top_k;  // vLLM/atlas-serve extension
-  if (req.ignore_eos) body["ignore_eos"] = true;                     // vLLM/atlas-serve extension
+  if (req.ignore_eos) {
+    body["ignore_eos"] = true;                // vLLM, SGLang, llama.cpp, TRT-LLM, atlas-serve
+    body["min_tokens"] = req.max_new_tokens;  // vLLM, TRT-LLM: the length asked is the length measured
+  }
+  if (req.return_token_ids) {
+    if (kind_ == "llamacpp") {
+      // llama.cpp lists each generated token's id in logprobs.content[] (n_probs >= 1); its
+      // chat route refuses logprobs with tools while streaming, so those go without ids.
+      if (req.messages.is_null()) {
+        body["logprobs"] = 1;
+      } else if (req.tools.is_null()) {
+        body["logprobs"] = true;
+        body["top_logprobs"] = 1;
+      }
+    } else if (kind_ == "vllm" || kind_ == "atlas-serve") {
+      body["return_token_ids"] = true;
+    }
+  }
   if (!req.messages.is_null()) {
     body["messages"] = req.messages;
     if (!req.tools.is_null()) body["tools"] = req.tools;
@@ -152,7 +270,21 @@ void EndpointTarget::give_back(std::unique_ptr<HttpClient> c) {
   idle_clients_.push_back(std::move(c));
 }
 
+std::uint64_t EndpointTarget::cold_salt() const {
+  std::lock_guard lock(mu_);
+  return last_reset_ok_ ? 0 : salt_;
+}
+
 void EndpointTarget::reset_session() {
+  {
+    std::lock_guard lock(mu_);
+    ++reset_calls_;
+    if (reset_supported_ == 0) {
+      ++reset_skipped_;
+      last_reset_ok_ = false;
+      return;
+    }
+  }
   auto client = take_client();
   HttpRequest r;
   r.method = "POST";
@@ -162,7 +294,17 @@ void EndpointTarget::reset_session() {
   HttpResponse res = client->perform(r);
   give_back(std::move(client));
   std::lock_guard lock(mu_);
-  reset_outcome_ = res.ok ? "ok" : "failed: " + res.error.substr(0, 200);
+  last_reset_ok_ = res.ok;
+  if (res.ok) {
+    reset_supported_ = 1;
+    reset_outcome_ = "ok";
+  } else if (res.status == 404 || res.status == 405 || res.status == 501) {
+    reset_supported_ = 0;
+    reset_outcome_ = "unsupported (HTTP " + std::to_string(res.status) +
+                     "): not asked again; cold requests rely on a unique prompt prefix and cached_tokens checks";
+  } else {
+    reset_outcome_ = "failed: " + res.error.substr(0, 200);
+  }
 }
 
 TargetResponse EndpointTarget::generate(const TargetRequest& req) {
@@ -238,29 +380,25 @@ TargetResponse EndpointTarget::attempt(const TargetRequest& req, HttpClient& cli
   }
 
   const auto& chunks = reader.chunks();
-  std::vector<int> weights(chunks.size(), 1);
-  if (opts_.tokenizer) {
-    for (std::size_t i = 0; i < chunks.size(); ++i) {
-      weights[i] = std::max<int>(1, static_cast<int>(opts_.tokenizer->encode(chunks[i].text, false).size()));
-    }
-  }
-  int local_total = 0;
-  for (int w : weights) local_total += w;
-  const int total = reader.usage() ? reader.usage()->completion_tokens : local_total;
-  const std::vector<int> per_chunk = distribute_tokens(weights, total);
+  const ChunkTokenCounts counts = chunk_token_counts(reader, opts_.tokenizer.get());
   std::vector<ChunkArrival> arrivals(chunks.size());
-  for (std::size_t i = 0; i < chunks.size(); ++i) arrivals[i] = {chunks[i].t_ns, per_chunk[i]};
-  out.token_t_ns = token_arrival_times(arrivals);
+  for (std::size_t i = 0; i < chunks.size(); ++i) arrivals[i] = {chunks[i].t_ns, counts.per_chunk[i]};
+  // Events that came in one socket read share its time: one arrival (stream_timing.hpp).
+  out.token_t_ns = token_arrival_times(merge_same_read(arrivals));
+  out.token_count_source = counts.source;
+  out.finish_reason = reader.finish_reason();
+  out.server_timings = reader.server_timings();
+  if (reader.ids_complete()) out.output_ids = reader.token_ids();
 
   if (reader.usage()) {
     out.prompt_tokens = reader.usage()->prompt_tokens;
     out.completion_tokens = reader.usage()->completion_tokens;
     out.cached_tokens = reader.usage()->cached_tokens;
   } else {
-    out.completion_tokens = local_total;
-    if (!req.prompt_ids.empty()) {
+    out.completion_tokens = counts.total;
+    if (!req.prompt_ids.empty() && req.messages.is_null()) {
       out.prompt_tokens = static_cast<int>(req.prompt_ids.size());
-    } else if (opts_.tokenizer && !req.prompt_text.empty()) {
+    } else if (opts_.tokenizer && !req.prompt_text.empty() && req.messages.is_null()) {
       out.prompt_tokens = static_cast<int>(opts_.tokenizer->encode(req.prompt_text, true).size());
     }
   }

@@ -23,6 +23,19 @@ std::vector<std::int64_t> poisson_schedule(int n, double rate_per_s, std::uint64
   return t;
 }
 
+std::vector<std::int64_t> arrival_schedule(int n, double rate_per_s, double burstiness, std::uint64_t seed) {
+  if (burstiness == 1.0) return poisson_schedule(n, rate_per_s, seed);
+  std::mt19937_64 rng(seed);
+  std::gamma_distribution<double> gap(burstiness, 1.0 / (rate_per_s * burstiness));
+  std::vector<std::int64_t> t(static_cast<std::size_t>(std::max(0, n)));
+  double s = 0.0;
+  for (auto& x : t) {
+    s += gap(rng);
+    x = static_cast<std::int64_t>(s * 1e9);
+  }
+  return t;
+}
+
 namespace {
 void sleep_until_ns(std::int64_t t_ns) {
   const std::int64_t now = atlas::now_ns();
@@ -39,6 +52,9 @@ std::vector<LoadSample> run_load(Target& target, const std::function<TargetReque
   if (opts.arrival == Arrival::poisson && !(opts.rate_per_s > 0.0)) {
     throw atlas::InputError("load: request rate must be > 0 per second, got " + std::to_string(opts.rate_per_s));
   }
+  if (opts.arrival == Arrival::poisson && !(opts.burstiness > 0.0)) {
+    throw atlas::InputError("load: burstiness must be > 0, got " + std::to_string(opts.burstiness));
+  }
   std::vector<LoadSample> samples;
   std::mutex mu;
   const std::int64_t t0 = atlas::now_ns();
@@ -49,7 +65,7 @@ std::vector<LoadSample> run_load(Target& target, const std::function<TargetReque
     LoadSample s;
     s.index = i;
     s.response = target.generate(req);
-    s.t_intended_ns = intended ? intended : s.response.t_request_ns;
+    s.t_intended_ns = intended;
     std::lock_guard lock(mu);
     samples.push_back(std::move(s));
   };
@@ -59,17 +75,19 @@ std::vector<LoadSample> run_load(Target& target, const std::function<TargetReque
     std::vector<std::thread> workers;
     for (int w = 0; w < std::min(opts.concurrency, std::max(1, opts.max_requests)); ++w) {
       workers.emplace_back([&] {
+        std::int64_t ready = t0;  // the worker may send its next request from this moment
         while (true) {
           if (atlas::now_ns() >= deadline) return;
           const int i = next.fetch_add(1);
           if (i >= opts.max_requests) return;
-          send(i, 0);
+          send(i, ready);
+          ready = atlas::now_ns();
         }
       });
     }
     for (auto& t : workers) t.join();
   } else {
-    const auto schedule = poisson_schedule(opts.max_requests, opts.rate_per_s, opts.seed);
+    const auto schedule = arrival_schedule(opts.max_requests, opts.rate_per_s, opts.burstiness, opts.seed);
     std::vector<std::thread> inflight;
     for (int i = 0; i < opts.max_requests; ++i) {
       const std::int64_t at = t0 + schedule[static_cast<std::size_t>(i)];

@@ -23,6 +23,9 @@ struct LoadOptions {
   Arrival arrival = Arrival::fixed_concurrency;
   int concurrency = 1;              ///< fixed_concurrency: workers in flight
   double rate_per_s = 1.0;          ///< poisson: mean arrivals per second
+  /// poisson: gamma-distributed gaps of shape `burstiness` and mean 1/rate (vLLM bench serve's
+  /// --burstiness): 1 = Poisson, < 1 burstier, > 1 more uniform.
+  double burstiness = 1.0;
   std::uint64_t seed = 0;           ///< poisson schedule RNG (std::mt19937_64)
   int max_requests = 1;             ///< bound on requests sent
   std::chrono::milliseconds max_duration{60000};  ///< no request is sent after this
@@ -30,13 +33,19 @@ struct LoadOptions {
 
 struct LoadSample {
   int index = 0;                     ///< request number, 0-based, in schedule order
-  std::int64_t t_intended_ns = 0;    ///< scheduled send time (poisson); = actual for closed loop
+  /// Scheduled send time: poisson, the schedule; closed loop, the moment the worker's previous
+  /// request completed (or the start). actual - intended is the client's own lag: a client
+  /// that cannot keep up measures itself, not the server.
+  std::int64_t t_intended_ns = 0;
   TargetResponse response;           ///< response.t_request_ns is the actual send time
 };
 
 /// The poisson schedule: offsets (ns from start) of `n` arrivals with exponential gaps of mean
 /// 1/rate, drawn from mt19937_64(seed). Deterministic for a seed.
 std::vector<std::int64_t> poisson_schedule(int n, double rate_per_s, std::uint64_t seed);
+/// Gaps from gamma(shape = burstiness, scale = 1/(rate * burstiness)) (mean 1/rate, as vLLM);
+/// burstiness 1 is poisson_schedule exactly.
+std::vector<std::int64_t> arrival_schedule(int n, double rate_per_s, double burstiness, std::uint64_t seed);
 
 /// Runs the load; `make_request(i)` builds request i (called on the sending thread). Samples
 /// come back sorted by index. Throws atlas::InputError for invalid options.

@@ -41,12 +41,15 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns) {
     fail("server error in stream: " + msg);
     return;
   }
+  if (auto tm = j.find("timings"); tm != j.end() && tm->is_object()) timings_ = *tm;
+  int chunk_usage = -1;
   if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
     StreamUsage su;
     su.prompt_tokens = int_field(*u, "prompt_tokens");
     su.completion_tokens = int_field(*u, "completion_tokens");
     if (auto d = u->find("prompt_tokens_details"); d != u->end()) su.cached_tokens = int_field(*d, "cached_tokens");
     usage_ = su;
+    chunk_usage = su.completion_tokens;
   }
   auto ch = j.find("choices");
   if (ch == j.end()) {
@@ -57,7 +60,10 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns) {
     fail("SSE event #" + std::to_string(events_) + ": choices is not an array");
     return;
   }
-  if (ch->empty()) return;  // usage-only chunk
+  if (ch->empty()) {  // usage-only chunk: its count belongs to the last token-bearing chunk
+    if (chunk_usage >= 0 && !chunks_.empty()) chunks_.back().usage_completion_tokens = chunk_usage;
+    return;
+  }
   const json& c = (*ch)[0];
   if (!c.is_object()) {
     fail("SSE event #" + std::to_string(events_) + ": choices[0] is not an object");
@@ -100,8 +106,31 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns) {
   } else if (auto t = c.find("text"); t != c.end() && t->is_string()) {
     text_ += t->get<std::string>();
   }
-  if (!piece.empty()) carries = true;
-  if (carries) chunks_.push_back({t_ns, std::move(piece)});
+  // Token ids of this chunk: vLLM's/atlas-serve's `token_ids`, else llama.cpp's logprobs entries.
+  std::vector<int> ids;
+  bool listed = false;
+  if (auto ti = c.find("token_ids"); ti != c.end() && ti->is_array()) {
+    listed = true;
+    for (const json& id : *ti) {
+      if (id.is_number_integer()) ids.push_back(id.get<int>());
+    }
+  } else if (auto lp = c.find("logprobs"); lp != c.end() && lp->is_object()) {
+    if (auto content = lp->find("content"); content != lp->end() && content->is_array()) {
+      listed = true;
+      for (const json& e : *content) {
+        if (e.is_object() && e.contains("id") && e["id"].is_number_integer()) ids.push_back(e["id"].get<int>());
+      }
+    }
+  }
+  if (!piece.empty() || !ids.empty()) carries = true;
+  if (!carries) {
+    if (chunk_usage >= 0 && !chunks_.empty()) chunks_.back().usage_completion_tokens = chunk_usage;
+    return;
+  }
+  if (listed) ids_seen_ = true;
+  if (ids.empty()) ++ids_missing_;
+  token_ids_.insert(token_ids_.end(), ids.begin(), ids.end());
+  chunks_.push_back({t_ns, std::move(piece), static_cast<int>(ids.size()), chunk_usage});
 }
 
 nlohmann::json OpenAiStreamReader::tool_calls() const {

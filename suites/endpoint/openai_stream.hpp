@@ -5,6 +5,16 @@
 // `delta.reasoning_content` non-empty, or a `delta.tool_calls` entry. A role-only or empty
 // first chunk is therefore not a token (vLLM #3768), and a trailing usage-only chunk
 // (`choices: []`) does not move the last-token time (vLLM #55508).
+//
+// Servers put token ids and counts in different places; the reader takes each where it is:
+//   token ids   choices[0].token_ids (vLLM and atlas-serve with `return_token_ids`),
+//               choices[0].logprobs.content[].id (llama.cpp with `logprobs`)
+//   usage       a top-level `usage` object on any chunk (OpenAI/vLLM/SGLang/TRT-LLM: a final
+//               usage chunk; llama.cpp: on the finish chunk; vLLM continuous_usage_stats: on
+//               every chunk, completion_tokens cumulative)
+//   cached      usage.prompt_tokens_details.cached_tokens
+//   timings     llama.cpp's top-level `timings` (prompt_n, prompt_ms, predicted_n, predicted_ms,
+//               cache_n), kept as the server's own account of the request
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +29,9 @@ namespace atlas::suites::endpoint {
 struct ContentChunk {
   std::int64_t t_ns = 0;
   std::string text;  ///< the text (or tool name + argument text) it carried
+  int ids = 0;       ///< token ids the server listed for this chunk (0: none listed)
+  /// usage.completion_tokens sent on this chunk (cumulative; vLLM continuous_usage_stats), or -1.
+  int usage_completion_tokens = -1;
 };
 
 struct StreamUsage {
@@ -41,6 +54,17 @@ class OpenAiStreamReader {
   const std::optional<StreamUsage>& usage() const { return usage_; }
   const std::string& finish_reason() const { return finish_reason_; }
   int events() const { return events_; }
+  /// Output token ids as the server listed them, in order; empty when it listed none.
+  const std::vector<int>& token_ids() const { return token_ids_; }
+  /// True when token_ids() is the whole output: the server listed ids, and as many as its usage
+  /// says it generated (or, without usage, every token-bearing chunk listed some).
+  bool ids_complete() const {
+    if (!ids_seen_) return false;
+    if (usage_) return static_cast<int>(token_ids_.size()) == usage_->completion_tokens;
+    return ids_missing_ == 0;
+  }
+  /// llama.cpp's `timings` object of the last chunk that had one, or null.
+  const nlohmann::json& server_timings() const { return timings_; }
 
  private:
   void fail(std::string why);
@@ -53,6 +77,10 @@ class OpenAiStreamReader {
   std::optional<StreamUsage> usage_;
   std::string finish_reason_;
   int events_ = 0;
+  std::vector<int> token_ids_;
+  bool ids_seen_ = false;
+  int ids_missing_ = 0;  ///< token-bearing chunks that listed no ids
+  nlohmann::json timings_ = nullptr;
 };
 
 }  // namespace atlas::suites::endpoint

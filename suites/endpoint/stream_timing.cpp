@@ -20,6 +20,18 @@ std::vector<std::int64_t> token_arrival_times(std::span<const ChunkArrival> chun
   return t;
 }
 
+std::vector<ChunkArrival> merge_same_read(std::span<const ChunkArrival> chunks) {
+  std::vector<ChunkArrival> out;
+  for (const auto& c : chunks) {
+    if (!out.empty() && out.back().t_ns == c.t_ns) {
+      out.back().tokens += std::max(1, c.tokens);
+    } else {
+      out.push_back({c.t_ns, std::max(1, c.tokens)});
+    }
+  }
+  return out;
+}
+
 std::vector<int> distribute_tokens(std::span<const int> weights, int total) {
   const std::size_t n = weights.size();
   std::vector<int> out(n, 1);

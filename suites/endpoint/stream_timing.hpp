@@ -15,6 +15,12 @@ struct ChunkArrival {
   int tokens = 1;         ///< tokens it carries (>= 1)
 };
 
+/// Chunks with the same arrival time came in one socket read (the kernel merges segments that
+/// queue while the client is busy; docs/serving.md): they are one arrival carrying their summed
+/// tokens, so its gap since the previous read is spread over all of them instead of giving
+/// zero-length ITLs and unbounded tok/s. Consecutive chunks only; order is kept.
+std::vector<ChunkArrival> merge_same_read(std::span<const ChunkArrival> chunks);
+
 /// One time per token: sum of chunk tokens entries, non-decreasing.
 std::vector<std::int64_t> token_arrival_times(std::span<const ChunkArrival> chunks);
 

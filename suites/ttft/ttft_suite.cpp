@@ -1,6 +1,7 @@
 #include "suites/ttft/ttft_suite.hpp"
 
 #include <map>
+#include <random>
 #include <string>
 
 #include "suites/error.hpp"
@@ -32,24 +33,52 @@ namespace {
 std::string len_key(int len) { return "len=" + std::to_string(len); }
 
 void add_decode_metrics(records::SuiteResult& r, const RequestLatency& lat) {
-  if (lat.tpot_ms) {
-    metric(r, "tpot_ms", "ms", Better::lower, MetricKind::timed,
-           "time per output token after the first, (E2E - TTFT)/(n - 1), one sample per request")
-        .samples.push_back(*lat.tpot_ms);
+  // Tokens that came in the first read have no times of their own (latency.hpp): counted, and
+  // left out of TPOT, ITL and tok/s alike so the three stay consistent (TPOT = 1 / tok/s =
+  // mean ITL of the request).
+  if (lat.first_read_tokens > 1) {
+    auto& n = r.details["first_read_extra_tokens"];
+    n = (n.is_number() ? n.get<int>() : 0) + lat.first_read_tokens - 1;
   }
+  if (!lat.tpot_ms) {
+    if (lat.output_tokens >= 2) {
+      // Every token arrived in one read: no decode time to measure; count it, never report 0 ms.
+      auto& n = r.details["decode_undefined_requests"];
+      n = n.is_number() ? n.get<int>() + 1 : 1;
+    }
+    return;
+  }
+  metric(r, "tpot_ms", "ms", Better::lower, MetricKind::timed,
+         "time per output token after the first read, (E2E - TTFT)/(n - k), one sample per request")
+      .samples.push_back(*lat.tpot_ms);
   auto& itl = metric(r, "itl_ms", "ms", Better::lower, MetricKind::timed,
-                     "inter-token latency: every gap between consecutive tokens of every request");
+                     "inter-token latency: every gap between consecutive tokens after the first read");
   itl.samples.insert(itl.samples.end(), lat.itl_ms.begin(), lat.itl_ms.end());
-  if (lat.decode_tok_s) {
-    metric(r, "decode_tok_s", "tok/s", Better::higher, MetricKind::timed,
-           "decode throughput of one request, (n - 1)/(E2E - TTFT)")
-        .samples.push_back(*lat.decode_tok_s);
-  } else if (lat.output_tokens >= 2) {
-    // Every token after the first arrived at the same instant (one read over HTTP): the rate is
-    // unbounded, so there is no sample; count it rather than drop it silently.
-    auto& n = r.details["decode_tok_s_undefined_requests"];
-    n = n.is_number() ? n.get<int>() + 1 : 1;
-  }
+  metric(r, "decode_tok_s", "tok/s", Better::higher, MetricKind::timed,
+         "decode throughput of one request, (n - k)/(E2E - TTFT)")
+      .samples.push_back(*lat.decode_tok_s);
+}
+
+/// The prompt of one cold request: `base` with the tokens after BOS (up to 4) replaced by ids
+/// drawn from (salt, nonce), so no server cache can hold its prefix from an earlier request or
+/// run. salt 0 (an in-process target, whose reset empties the cache): `base` unchanged.
+std::vector<int> cold_prompt(const PromptBuilder& builder, const engine::Tokenizer& tok, std::vector<int> base,
+                             std::uint64_t salt, std::uint64_t nonce) {
+  if (salt == 0) return base;
+  const std::size_t start = tok.bos_id() && !base.empty() && base[0] == *tok.bos_id() ? 1 : 0;
+  const std::size_t n = std::min<std::size_t>(4, base.size() - start);
+  const std::vector<int> unique = builder.filler(static_cast<int>(n), mix_seed(salt, nonce));
+  std::copy(unique.begin(), unique.end(), base.begin() + static_cast<std::ptrdiff_t>(start));
+  return base;
+}
+
+nlohmann::json request_row(const std::string& variant, int len, int rep, const TargetResponse& resp,
+                           const RequestLatency& lat) {
+  return {{"variant", variant},        {"len", len},
+          {"repetition", rep},         {"ttft_ms", lat.ttft_ms},
+          {"e2e_ms", lat.e2e_ms},      {"prompt_tokens", resp.prompt_tokens},
+          {"cached_tokens", resp.cached_tokens}, {"completion_tokens", resp.completion_tokens},
+          {"finish_reason", resp.finish_reason}, {"server_timings", resp.server_timings}};
 }
 
 /// Whole-request figures, pooled over every measured request: E2E, and TTFB, which over HTTP
@@ -81,6 +110,10 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
   r.details["context_length"] = ctx;
   r.details["lengths"] = lengths;
   r.details["skipped_lengths"] = skipped;
+  if (ctx <= 0) {
+    throw SuiteError("ttft: the target did not report its context length (" + target.name() +
+                     "): pass --context-length N");
+  }
   // Said, not only recorded: a config written for long-context models (nightly asks for up to
   // 32768 tokens) loses most lengths on a 512-token model, and a reader must know why.
   std::string skip_note;
@@ -102,6 +135,15 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
   progress.begin("ttft", (options.warmup + options.repetitions) * static_cast<int>(lengths.size()) * variants);
 
   nlohmann::json warm_counts = nlohmann::json::object();
+  nlohmann::json rows = nlohmann::json::array();
+  // Re-issues (a target that reported a cached prefix on a cold request) use a random salt: a
+  // fixed one could meet its own prompts from an earlier run in the server's cache.
+  std::random_device rd;
+  const std::uint64_t fallback_salt = mix_seed((static_cast<std::uint64_t>(rd()) << 32) | rd(), 0xC01DULL) | 1;
+  std::uint64_t nonce = 0;
+  int salted = 0;
+  int reissued = 0, length_mismatches = 0;
+  const int allowed_cached = target.tokenizer().bos_id() ? 1 : 0;  // a shared BOS is not a reused prompt
   for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
     const bool measured = rep >= options.warmup;
     const std::string rep_label = measured ? "rep " + std::to_string(rep - options.warmup + 1) + "/" +
@@ -109,29 +151,54 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
                                            : "warmup " + std::to_string(rep + 1);
     for (int len : lengths) {
       TargetRequest req;
-      req.prompt_ids = prompts[len];
-      req.prompt_text = decode_ids(target.tokenizer(), req.prompt_ids);
       req.max_new_tokens = 1 + cfg.decode_tokens;
       req.ignore_eos = true;
-      req.reuse_prefix = false;
+      // One reset per cold request, before the prompt is built: whether it worked decides the
+      // salt (Target::cold_salt). The request itself then needs no second reset.
       target.reset_session();
-      const TargetResponse cold = generate_checked(target, req, "ttft cold " + len_key(len));
+      req.reuse_prefix = true;
+      // Cold by construction (a unique prefix), and checked: a response the target says came
+      // from its cache is not a cold sample. It is re-issued with a new prefix (counted), and a
+      // target that keeps serving from cache makes the suite fail rather than report warm as cold.
+      TargetResponse cold;
+      for (int attempt = 0;; ++attempt) {
+        // A re-issued request always gets a unique prefix, also where the reset claimed success.
+        const std::uint64_t salt = attempt == 0 ? target.cold_salt() : mix_seed(fallback_salt, target.cold_salt());
+        req.prompt_ids = cold_prompt(builder, target.tokenizer(), prompts[len], salt, ++nonce);
+        salted += salt != 0;
+        req.prompt_text = decode_ids(target.tokenizer(), req.prompt_ids);
+        cold = generate_checked(target, req, "ttft cold " + len_key(len));
+        if (cold.cached_tokens <= allowed_cached) break;
+        if (attempt == 2) {
+          throw SuiteError("ttft cold " + len_key(len) + ": the target reported cached_tokens = " +
+                           std::to_string(cold.cached_tokens) + " on 3 cold requests with unique prefixes (" +
+                           target.name() + "); its cold TTFT cannot be measured");
+        }
+        ++reissued;
+      }
+      if (cold.completion_tokens != req.max_new_tokens) ++length_mismatches;
       const RequestLatency cl = compute_latency(cold);
       progress.step("cold " + len_key(len) + " " + rep_label);
+      if (measured) rows.push_back(request_row("cold", len, rep - options.warmup + 1, cold, cl));
       if (measured) {
         metric(r, "ttft_ms/cold/" + len_key(len), "ms", Better::lower, MetricKind::timed,
                "time to first token with no cached prefix (session reset)")
             .samples.push_back(cl.ttft_ms);
         metric(r, "prefill_tok_s/cold/" + len_key(len), "tok/s", Better::higher, MetricKind::timed,
                "prompt tokens / TTFT with no cached prefix")
-            .samples.push_back(tokens_per_s(static_cast<double>(len), cl.ttft_ms));
+            .samples.push_back(tokens_per_s(static_cast<double>(len - cold.cached_tokens), cl.ttft_ms));
+        metric(r, "cached_tokens/cold/" + len_key(len), "tokens", Better::lower, MetricKind::counted,
+               "prompt tokens the target reported from its cache on the cold request (0, or 1 for a shared BOS)")
+            .samples.push_back(cold.cached_tokens);
         add_decode_metrics(r, cl);
         add_request_metrics(r, cold, cl);
       }
       if (!cfg.warm) continue;
       req.reuse_prefix = true;
       const TargetResponse warm = generate_checked(target, req, "ttft warm " + len_key(len));
+      if (warm.completion_tokens != req.max_new_tokens) ++length_mismatches;
       const RequestLatency wl = compute_latency(warm);
+      if (measured) rows.push_back(request_row("warm", len, rep - options.warmup + 1, warm, wl));
       progress.step("warm " + len_key(len) + " " + rep_label);
       if (measured) {
         metric(r, "ttft_ms/warm/" + len_key(len), "ms", Better::lower, MetricKind::timed,
@@ -147,6 +214,12 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
     }
   }
   r.details["warm_counts"] = warm_counts;
+  r.details["requests"] = rows;
+  r.details["cold_reissued"] = reissued;
+  r.details["cold_salted_requests"] = salted;
+  // ignore_eos asks for exactly max_tokens; a server that stops early (or ignores the field)
+  // shows up here, with the server's usage as the count.
+  r.details["output_length_mismatches"] = length_mismatches;
   progress.end(std::to_string(lengths.size()) + " lengths x " + std::to_string(options.repetitions) + " repetitions" +
                (skip_note.empty() ? "" : "; " + skip_note));
   return r;

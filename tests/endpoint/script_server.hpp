@@ -42,6 +42,9 @@ class ScriptServer {
   std::string error_body;               ///< body for a non-200 status
   std::string required_bearer;          ///< when set, requests without it get 401
   nlohmann::json models = {{"object", "list"}, {"data", {{{"id", "scripted"}, {"object", "model"}, {"max_model_len", 2048}}}}};
+  nlohmann::json props = nullptr;       ///< GET /props answer (llama.cpp); null: 404
+  bool reset_route = true;              ///< false: POST /reset_prefix_cache is 404 (llama.cpp, TRT-LLM)
+  std::atomic<int> reset_calls{0};
 
   ScriptServer() { std::signal(SIGPIPE, SIG_IGN); }
   ~ScriptServer() { stop(); }
@@ -82,7 +85,22 @@ class ScriptServer {
     };
     svr_.Post("/v1/completions", gen);
     svr_.Post("/v1/chat/completions", gen);
-    svr_.Post("/reset_prefix_cache", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+    svr_.Post("/reset_prefix_cache", [this](const httplib::Request&, httplib::Response& res) {
+      ++reset_calls;
+      if (!reset_route) {
+        res.status = 404;
+        res.set_content(R"({"error":{"code":404,"message":"File Not Found","type":"not_found_error"}})", "application/json");
+        return;
+      }
+      res.set_content("{}", "application/json");
+    });
+    svr_.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
+      if (props.is_null()) {
+        res.status = 404;
+        return;
+      }
+      res.set_content(props.dump(), "application/json");
+    });
     port_ = svr_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { svr_.listen_after_bind(); });
     while (!svr_.is_running()) std::this_thread::sleep_for(std::chrono::microseconds(100));

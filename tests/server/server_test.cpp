@@ -179,6 +179,31 @@ TEST_CASE("server: streaming completion is SSE ending in [DONE], usage chunk has
   CHECK(data[13] == "[DONE]");
 }
 
+TEST_CASE("server: return_token_ids lists the generated ids, per chunk when streaming (vLLM's field)") {
+  Fixture f;
+  f.start();
+  auto whole = f.post("/v1/completions", R"({"model":"fake","prompt":"x","return_token_ids":true})");
+  REQUIRE(whole);
+  const json w = json::parse(whole->body);
+  const std::vector<int> ids = w["choices"][0]["token_ids"].get<std::vector<int>>();
+  CHECK(static_cast<int>(ids.size()) == w["usage"]["completion_tokens"].get<int>());
+  auto res = f.post("/v1/completions",
+                    R"({"model":"fake","prompt":"x","stream":true,"return_token_ids":true,"stream_options":{"include_usage":true}})");
+  REQUIRE(res);
+  std::vector<int> streamed;
+  for (const auto& d : sse_data(res->body)) {
+    if (d == "[DONE]") continue;
+    const json c = json::parse(d);
+    if (c["choices"].empty()) continue;
+    REQUIRE(c["choices"][0].contains("token_ids"));
+    for (int id : c["choices"][0]["token_ids"]) streamed.push_back(id);
+  }
+  CHECK(streamed == ids);
+  // Without the field the chunks carry no ids (OpenAI's shape).
+  auto plain = f.post("/v1/completions", R"({"model":"fake","prompt":"x"})");
+  CHECK_FALSE(json::parse(plain->body)["choices"][0].contains("token_ids"));
+}
+
 TEST_CASE("server: streaming chat starts with a role-only chunk") {
   Fixture f;
   f.gen.reply = "Hi";

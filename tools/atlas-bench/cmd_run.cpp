@@ -1,10 +1,12 @@
 // atlas-bench run: runs suites on the in-process engine and writes one record to the store.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
 
+#include "common/error.hpp"
 #include "common/exit_code.hpp"
 #include "engine/backend.hpp"
 #include "engine/model.hpp"
@@ -40,7 +42,7 @@ void print_suite_tables(const records::Record& rec, const std::string& format) {
 }
 
 struct RunArgs {
-  std::string suite = "all";
+  std::string suite;  ///< "" = all (or load when a load flag is given)
   std::string model;
   std::string tokenizer;
   std::string backend = "cpu";
@@ -54,7 +56,77 @@ struct RunArgs {
   std::string endpoint;     ///< run against an OpenAI-compatible server instead of the engine
   std::string api_key_env;
   std::string served_model;
+  int context_length = 0;   ///< endpoint: overrides what the server reports
+  std::string server_kind;  ///< endpoint: vllm | sglang | llamacpp | trtllm | atlas-serve | openai
+  // The load suite (suites/endpoint/load_suite.hpp), vLLM bench-serve style.
+  std::string concurrency, rates, goodput;
+  std::optional<double> burstiness, max_send_lag_ms;
+  std::optional<int> num_prompts, input_len, output_len;
 };
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    const std::size_t c = s.find(',', pos);
+    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!item.empty()) out.push_back(item);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return out;
+}
+
+double parse_number(const std::string& flag, const std::string& item) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(item, &used);
+    if (used == item.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(flag + ": '" + item + "' is not a number > 0");
+}
+
+/// The load flags as the "load" section of the suite config (flags win over the file).
+void apply_load_flags(const RunArgs& a, suites::SuiteSetConfig& config) {
+  nlohmann::json& sec = config.suites["load"];
+  if (!sec.is_object()) sec = nlohmann::json::object();
+  if (!a.concurrency.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& x : split_list(a.concurrency)) {
+      const double v = parse_number("--concurrency", x);
+      if (v != static_cast<int>(v)) throw InputError("--concurrency: '" + x + "' is not a whole number");
+      list.push_back(static_cast<int>(v));
+    }
+    sec["concurrency"] = list;
+    sec.erase("rates");
+  }
+  if (!a.rates.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& x : split_list(a.rates)) list.push_back(parse_number("--rate", x));
+    sec["rates"] = list;
+    if (a.concurrency.empty()) sec.erase("concurrency");
+  }
+  if (a.burstiness) sec["burstiness"] = *a.burstiness;
+  if (a.max_send_lag_ms) sec["max_send_lag_ms"] = *a.max_send_lag_ms;
+  if (a.num_prompts) sec["num_prompts"] = *a.num_prompts;
+  if (a.input_len) sec["input_len"] = *a.input_len;
+  if (a.output_len) sec["output_len"] = *a.output_len;
+  if (!a.goodput.empty()) {
+    nlohmann::json g = nlohmann::json::object();
+    for (const auto& kv : split_list(a.goodput)) {
+      const auto colon = kv.find(':');
+      if (colon == std::string::npos) throw InputError("--goodput: '" + kv + "' is not KEY:MS (ttft_ms:500,tpot_ms:50)");
+      g[kv.substr(0, colon)] = parse_number("--goodput", kv.substr(colon + 1));
+    }
+    sec["goodput"] = g;
+  }
+}
+
+bool load_flags_given(const RunArgs& a) {
+  return !a.concurrency.empty() || !a.rates.empty() || !a.goodput.empty() || a.burstiness || a.num_prompts ||
+         a.input_len || a.output_len || a.max_send_lag_ms;
+}
 
 /// `run --endpoint URL`: the suites drive a server over HTTP/SSE (docs/serving.md). --model
 /// still names the model file, whose tokenizer builds the prompts and counts tokens locally.
@@ -66,6 +138,8 @@ int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::Suit
   opts.url = a.endpoint;
   opts.api_key_env = a.api_key_env;
   opts.served_model = a.served_model;
+  opts.context_length = a.context_length;
+  opts.server_kind = a.server_kind;
   opts.tokenizer = local.tokenizer;
   auto target = suites::endpoint::make_endpoint_target(opts);
   records::Record rec = suites::run_suite_set(*target, req);
@@ -96,8 +170,14 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
   eo.backend = engine::backend_options_from_env(eo.backend);
 
   suites::SuiteSetRequest req;
-  req.suites = suites::expand_suite_names(a.suite);
+  // --concurrency/--rate and friends run the load suite unless --suite names others.
+  const bool load = load_flags_given(a);
+  req.suites = suites::expand_suite_names(a.suite.empty() ? (load ? "load" : "all") : a.suite);
   req.config = suites::load_suite_set_config(a.config);
+  if (load) apply_load_flags(a, req.config);
+  if (std::find(req.suites.begin(), req.suites.end(), "load") != req.suites.end() && a.endpoint.empty()) {
+    throw InputError("--suite load drives a server: give --endpoint URL");
+  }
   req.overrides = {a.warmup, a.repetitions, a.seed};
   req.data_dir = data_dir;
   auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
@@ -130,8 +210,9 @@ const RegisterCommand kRun{{
     "Run benchmark suites on the in-process engine and write a record",
     [](CLI::App& sub, const GlobalOptions& g) -> std::function<int()> {
       auto a = std::make_shared<RunArgs>();
-      sub.add_option("--suite", a->suite, "ttft | agentic | decode-anatomy | bfcl | all, or a comma list")
-          ->capture_default_str();
+      sub.add_option("--suite", a->suite,
+                     "ttft | agentic | decode-anatomy | bfcl | load | all, or a comma list (default: all; load when "
+                     "--concurrency/--rate is given)");
       sub.add_option("--model", a->model, "Model file (default <data-dir>/models/stories260K/stories260K.bin)");
       sub.add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory (default: beside the model)");
       sub.add_option("--backend", a->backend, "cpu | cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
@@ -150,6 +231,23 @@ const RegisterCommand kRun{{
                      "the in-process engine; --model gives the local tokenizer");
       sub.add_option("--api-key-env", a->api_key_env, "Environment variable holding the endpoint's API key");
       sub.add_option("--served-model", a->served_model, "Model name to request (default: the first /v1/models lists)");
+      sub.add_option("--context-length", a->context_length,
+                     "Endpoint context in tokens (default: max_model_len, llama.cpp meta.n_ctx or /props)")
+          ->check(CLI::PositiveNumber);
+      sub.add_option("--server-kind", a->server_kind, "Endpoint family for its extensions (default: from /v1/models owned_by)")
+          ->check(CLI::IsMember({"vllm", "sglang", "llamacpp", "trtllm", "atlas-serve", "openai"}));
+      sub.add_option("--concurrency", a->concurrency, "Load suite: closed-loop levels, requests in flight (e.g. 1,2,4)");
+      sub.add_option("--rate", a->rates, "Load suite: open-loop levels, requests per second (e.g. 2,8)");
+      sub.add_option("--burstiness", a->burstiness, "Load suite: gamma shape of arrival gaps (1 = Poisson)")
+          ->check(CLI::PositiveNumber);
+      sub.add_option("--num-prompts", a->num_prompts, "Load suite: requests per level")->check(CLI::PositiveNumber);
+      sub.add_option("--input-len", a->input_len, "Load suite: prompt tokens per request")->check(CLI::PositiveNumber);
+      sub.add_option("--output-len", a->output_len, "Load suite: output tokens per request (exactly: ignore_eos)")
+          ->check(CLI::PositiveNumber);
+      sub.add_option("--goodput", a->goodput, "Load suite: SLOs for goodput, e.g. ttft_ms:500,tpot_ms:50");
+      sub.add_option("--max-send-lag-ms", a->max_send_lag_ms,
+                     "Load suite: a level whose p99 send lag exceeds this is invalid (default 10)")
+          ->check(CLI::NonNegativeNumber);
       return [a, &g] { return run_command(*a, g); };
     },
 }};

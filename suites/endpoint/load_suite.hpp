@@ -1,0 +1,51 @@
+#pragma once
+// The load suite ("load"): serving benchmark of a server under concurrent requests, the way
+// vLLM's `bench serve` measures it, swept over levels in one run:
+//   closed loop  "concurrency": [1, 2, 4]   N requests in flight at all times
+//   open loop    "rates": [2, 8]            arrivals per second, gamma gaps of shape
+//                                           "burstiness" (1 = Poisson), whatever is in flight
+// Each level sends "num_prompts" requests of "input_len" prompt tokens (unique random ids, so no
+// prefix cache helps) asking for exactly "output_len" tokens (ignore_eos, min_tokens).
+//
+// Metrics per level L ("concurrency=4" or "rate=8"), from the client's timestamps:
+//   L/ttft_ms, L/tpot_ms, L/itl_ms, L/e2e_ms   timed, one sample per request (ITL: per gap)
+//   L/request_throughput   req/s   completed requests / (last completion - first send)
+//   L/output_tok_s         tok/s   server-counted output tokens / the same span
+//   L/goodput_req_s        req/s   requests meeting every SLO in "goodput" / the same span
+//                                  (only when an SLO is set: {"ttft_ms", "tpot_ms", "e2e_ms"})
+//   L/failed_requests      counted
+//   L/send_lag_ms          timed   actual - intended send time (load.hpp)
+// details["levels"] has per level the p50/p90/p99 of each latency, the send lag, the server's
+// own timings where it reports them (llama.cpp: median prompt_ms and predicted ms per token),
+// output-length mismatches against the server's usage, and "valid". A level is invalid when a
+// request failed or the client fell behind its own schedule (p99 send lag > "max_send_lag_ms",
+// default 10): it then measured the client, not the server. Any invalid level makes the suite
+// report details["invalid_reason"] (the record keeps every figure and is marked invalid).
+#include "records/metric.hpp"
+#include "suites/suite_options.hpp"
+#include "suites/target.hpp"
+
+namespace atlas::suites {
+
+struct LoadSuiteConfig {
+  std::vector<int> concurrency;      ///< closed-loop levels
+  std::vector<double> rates;         ///< open-loop levels (requests/s)
+  double burstiness = 1.0;
+  int num_prompts = 16;              ///< requests per level
+  int input_len = 128;               ///< prompt tokens (BOS included)
+  int output_len = 32;               ///< tokens asked for (exactly)
+  double max_duration_s = 600;       ///< per level: no request is sent after this
+  double max_send_lag_ms = 10;
+  nlohmann::json goodput = nlohmann::json::object();  ///< SLOs: ttft_ms, tpot_ms, e2e_ms
+
+  /// Reads the "load" section; throws SuiteError naming the source and field. Needs concurrency
+  /// or rates (not both).
+  static LoadSuiteConfig from(const SuiteOptions& options);
+  nlohmann::json to_json() const;
+};
+
+/// Runs every level in order. Only endpoint targets can take concurrent requests: others throw
+/// SuiteError ("use --endpoint").
+records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options);
+
+}  // namespace atlas::suites

@@ -1,0 +1,248 @@
+// The endpoint client against the stream shapes of vLLM, SGLang, TRT-LLM and llama.cpp
+// (tests/endpoint/fixtures/, written from their documented formats), and against how those
+// servers describe themselves: context length, prefix-cache reset, token ids.
+#if ATLAS_HAVE_CURL && ATLAS_HAVE_HTTPLIB
+
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "suites/endpoint/endpoint_target.hpp"
+#include "suites/latency.hpp"
+#include "tests/endpoint/script_server.hpp"
+
+using namespace atlas::suites::endpoint;
+using atlas::suites::TargetRequest;
+using atlas::suites::TargetResponse;
+using atlas::test::completion_event;
+using atlas::test::ScriptServer;
+using atlas::test::ScriptStep;
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+namespace {
+
+EndpointOptions opts(const std::string& url) {
+  EndpointOptions o;
+  o.url = url;
+  o.timeouts.connect = milliseconds(2000);
+  o.timeouts.first_byte = milliseconds(5000);
+  o.timeouts.idle = milliseconds(5000);
+  o.timeouts.total = milliseconds(20000);
+  return o;
+}
+
+/// The events of a transcript, each as one write 3 ms after the previous.
+std::vector<ScriptStep> transcript(const std::string& name) {
+  std::ifstream in(std::string(ATLAS_SOURCE_DIR) + "/tests/endpoint/fixtures/" + name);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string all = ss.str();
+  std::vector<ScriptStep> steps;
+  std::size_t pos = 0;
+  while (pos < all.size()) {
+    const std::size_t end = all.find("\n\n", pos);
+    const std::string ev = all.substr(pos, end == std::string::npos ? std::string::npos : end + 2 - pos);
+    if (ev.find("data:") != std::string::npos) steps.push_back({milliseconds(3), ev});
+    if (end == std::string::npos) break;
+    pos = end + 2;
+  }
+  return steps;
+}
+
+TargetResponse replay(const std::string& file, const json& models = nullptr, bool chat = false) {
+  ScriptServer s;
+  if (!models.is_null()) s.models = models;
+  s.script = transcript(file);
+  s.start();
+  EndpointTarget t(opts(s.url()));
+  TargetRequest r;
+  r.prompt_ids = {1, 450};
+  r.max_new_tokens = 3;
+  r.return_token_ids = true;
+  if (chat) r.messages = json::array({{{"role", "user"}, {"content", "hi"}}});
+  return t.generate(r);
+}
+
+void check_common(const TargetResponse& r, int cached) {
+  INFO(r.error);
+  REQUIRE(r.ok);
+  CHECK(r.text == " Once upon a");
+  CHECK(r.prompt_tokens == 2);
+  CHECK(r.completion_tokens == 3);
+  CHECK(r.cached_tokens == cached);
+  CHECK(r.prefilled_tokens == 2 - cached);
+  CHECK(r.finish_reason == "length");
+  REQUIRE(r.token_t_ns.size() == 3);
+}
+
+json owned_by(const std::string& owner, json extra = json::object()) {
+  json m = {{"id", "m"}, {"object", "model"}, {"owned_by", owner}};
+  m.update(extra);
+  return {{"object", "list"}, {"data", json::array({m})}};
+}
+
+}  // namespace
+
+TEST_CASE("server shapes: vLLM completions with return_token_ids: ids per chunk, cached tokens from the usage chunk") {
+  const TargetResponse r = replay("vllm-completions.sse", owned_by("vllm", {{"max_model_len", 4096}}));
+  check_common(r, 1);
+  CHECK(r.output_ids == std::vector<int>{9038, 2501, 263});
+  CHECK(r.token_count_source == "server token ids (= server usage)");
+  CHECK(r.server_timings.is_null());
+}
+
+TEST_CASE("server shapes: vLLM continuous usage stats place two tokens on the chunk that carried two") {
+  const TargetResponse r = replay("vllm-continuous-usage.sse", owned_by("vllm", {{"max_model_len", 4096}}));
+  check_common(r, 1);
+  CHECK(r.output_ids.empty());
+  CHECK(r.token_count_source == "server usage per chunk (= server usage)");
+  // " upon a" is 2 tokens of the second chunk: they share its arrival after the first read.
+  CHECK(r.token_t_ns[1] > r.token_t_ns[0]);
+  CHECK(r.token_t_ns[2] > r.token_t_ns[1]);
+}
+
+TEST_CASE("server shapes: vLLM chat: the role chunk is not a token; ids and usage are read") {
+  const TargetResponse r = replay("vllm-chat.sse", owned_by("vllm", {{"max_model_len", 4096}}), true);
+  check_common(r, 1);
+  CHECK(r.output_ids == std::vector<int>{9038, 2501, 263});
+}
+
+TEST_CASE("server shapes: SGLang: no ids, one chunk with two tokens, counts from usage") {
+  const TargetResponse r = replay("sglang-completions.sse", owned_by("sglang", {{"max_model_len", 4096}}));
+  check_common(r, 1);
+  CHECK(r.output_ids.empty());
+  CHECK(r.token_count_source == "one per chunk (= server usage)");
+}
+
+TEST_CASE("server shapes: TRT-LLM: no ids, no cached tokens") {
+  const TargetResponse r = replay("trtllm-completions.sse", owned_by("tensorrt_llm"));
+  check_common(r, 0);
+  CHECK(r.output_ids.empty());
+}
+
+TEST_CASE("server shapes: llama.cpp: ids from logprobs, usage on the finish chunk, the server's timings kept") {
+  const TargetResponse r = replay("llamacpp-completions.sse", owned_by("llamacpp", {{"meta", {{"n_ctx", 512}, {"n_ctx_train", 2048}}}}));
+  check_common(r, 1);
+  CHECK(r.output_ids == std::vector<int>{9038, 2501, 263});
+  REQUIRE(r.server_timings.is_object());
+  CHECK(r.server_timings["prompt_ms"] == 0.52);
+  CHECK(r.server_timings["cache_n"] == 1);
+}
+
+TEST_CASE("server shapes: the request asks each server for ids and an exact length in its own fields") {
+  const TargetRequest req = [] {
+    TargetRequest r;
+    r.prompt_ids = {1, 2};
+    r.max_new_tokens = 5;
+    r.ignore_eos = true;
+    r.return_token_ids = true;
+    return r;
+  }();
+  auto body_for = [&](const json& models) {
+    ScriptServer s;
+    s.models = models;
+    s.start();
+    return EndpointTarget(opts(s.url())).request_body(req);
+  };
+  const json v = body_for(owned_by("vllm", {{"max_model_len", 64}}));
+  CHECK(v["return_token_ids"] == true);
+  CHECK(v["min_tokens"] == 5);
+  CHECK(v["ignore_eos"] == true);
+  CHECK_FALSE(v.contains("logprobs"));
+  const json l = body_for(owned_by("llamacpp", {{"meta", {{"n_ctx", 64}}}}));
+  CHECK(l["logprobs"] == 1);
+  CHECK_FALSE(l.contains("return_token_ids"));
+  const json o = body_for(owned_by("someone"));
+  CHECK_FALSE(o.contains("return_token_ids"));
+  CHECK_FALSE(o.contains("logprobs"));
+}
+
+TEST_CASE("server shapes: the context length comes from max_model_len, llama.cpp's meta.n_ctx or /props, or the option") {
+  {
+    ScriptServer s;  // llama.cpp today: per-slot context in meta.n_ctx (n_ctx_train is the model's)
+    s.models = owned_by("llamacpp", {{"meta", {{"n_ctx", 256}, {"n_ctx_train", 2048}}}});
+    s.start();
+    EndpointTarget t(opts(s.url()));
+    CHECK(t.context_length() == 256);
+    CHECK(t.context_length_source() == "meta.n_ctx");
+    CHECK(t.server_kind() == "llamacpp");
+  }
+  {
+    ScriptServer s;  // older llama.cpp: only n_ctx_train in /v1/models, the slot context in /props
+    s.models = owned_by("llamacpp", {{"meta", {{"n_ctx_train", 2048}}}});
+    s.props = {{"default_generation_settings", {{"n_ctx", 512}}}, {"total_slots", 1}};
+    s.start();
+    EndpointTarget t(opts(s.url()));
+    CHECK(t.context_length() == 512);
+    CHECK(t.context_length_source() == "props");
+  }
+  {
+    ScriptServer s;  // TRT-LLM-like: nothing reported; the option decides
+    s.models = owned_by("tensorrt_llm");
+    s.start();
+    CHECK(EndpointTarget(opts(s.url())).context_length() == 0);
+    auto o = opts(s.url());
+    o.context_length = 1024;
+    EndpointTarget t(o);
+    CHECK(t.context_length() == 1024);
+    CHECK(t.context_length_source() == "option");
+  }
+}
+
+TEST_CASE("server shapes: a server without /reset_prefix_cache is asked once; cold requests are then salted") {
+  ScriptServer s;
+  s.reset_route = false;
+  s.script = {{{}, completion_event("a")}, {{}, "data: [DONE]\n\n"}};
+  s.start();
+  EndpointTarget t(opts(s.url()));
+  CHECK(t.cold_salt() != 0);  // before any reset: unknown, so salted
+  TargetRequest r;
+  r.prompt_ids = {1, 2, 3};
+  r.reuse_prefix = false;
+  for (int i = 0; i < 3; ++i) REQUIRE(t.generate(r).ok);
+  t.reset_session();
+  CHECK(s.reset_calls == 1);
+  CHECK(t.cold_salt() != 0);
+  const json p = t.provenance();
+  CHECK(p["reset_prefix_cache_calls"] == 4);
+  CHECK(p["reset_prefix_cache_skipped"] == 3);
+  CHECK(p["reset_prefix_cache"].get<std::string>().rfind("unsupported (HTTP 404)", 0) == 0);
+
+  ScriptServer with_reset;  // vLLM / atlas-serve: a reset that works leaves prompts unsalted
+  with_reset.start();
+  EndpointTarget v(opts(with_reset.url()));
+  v.reset_session();
+  CHECK(with_reset.reset_calls == 1);
+  CHECK(v.cold_salt() == 0);
+}
+
+TEST_CASE("endpoint: events that come in one read share its gap; no zero ITL, TPOT = 1 / tok/s = mean ITL") {
+  ScriptServer s;
+  s.script = {{milliseconds(5), completion_event("a")},
+              // three events written at once: the client reads them together
+              {milliseconds(30), completion_event("b") + completion_event("c") + completion_event("d")},
+              {milliseconds(30), completion_event("e")},
+              {{}, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5}}\n\n"},
+              {{}, "data: [DONE]\n\n"}};
+  s.start();
+  EndpointTarget t(opts(s.url()));
+  TargetRequest req;
+  req.prompt_ids = {1, 2, 3};
+  const TargetResponse r = t.generate(req);
+  REQUIRE(r.ok);
+  REQUIRE(r.token_t_ns.size() == 5);
+  const auto lat = atlas::suites::compute_latency(r);
+  REQUIRE(lat.itl_ms.size() == 4);
+  for (double g : lat.itl_ms) CHECK(g > 5.0);  // ~10, 10, 10, 30 ms; never 0
+  REQUIRE(lat.tpot_ms);
+  REQUIRE(lat.decode_tok_s);
+  double sum = 0;
+  for (double g : lat.itl_ms) sum += g;
+  CHECK(*lat.tpot_ms == doctest::Approx(sum / 4));
+  CHECK(*lat.decode_tok_s == doctest::Approx(1000.0 / *lat.tpot_ms));
+}
+
+#endif

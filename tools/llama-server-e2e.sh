@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# End-to-end run of the endpoint suites against llama.cpp's llama-server (a third-party
+# OpenAI-compatible server), with the checks of issue 14. Not in CI: building llama.cpp takes
+# longer than CI's budget. It does not build llama.cpp; give it a built binary.
+#
+#   tools/llama-server-e2e.sh LLAMA_SERVER [ATLAS_BENCH] [DATA_DIR]
+#
+#   LLAMA_SERVER  path to a llama-server binary (its version goes into the report)
+#   ATLAS_BENCH   default build/tools/atlas-bench
+#   DATA_DIR      default ../shared/data (needs models/stories260K-gguf and bfcl/)
+# Environment: E2E_OUT (default a new temp dir), E2E_PORT (default 18090), E2E_THREADS
+# (llama-server threads, default 1), E2E_REPS (default 2).
+#
+# It starts llama-server on 127.0.0.1 with the stories260K GGUF (--jinja: the model has no
+# template, so the server uses its default one), then runs:
+#   1. ttft, agentic and bfcl (prompt mode, 2 entries per category): each must exit 0;
+#   2. the load suite at --concurrency 1,2,4.
+# and checks, from the records (requests' server `timings` are kept in the records' details):
+#   - cold TTFT within 20% of the server's own timings.prompt_ms for cold prompts (median per
+#     prompt length >= 64 tokens; shorter prompts are listed, HTTP overhead dominates them);
+#   - reuse figures equal the server's: every warm TTFT request's and agentic turn's cached
+#     tokens equal the server's timings.cache_n, and the agentic reuse shortfall is 0;
+#   - the load sweep: per level, the client's median TPOT within 20% of the server's
+#     predicted_ms / (predicted_n - 1).
+# Prints a summary; exit 0 when every check passes, 1 otherwise.
+set -euo pipefail
+
+server_bin=${1:?usage: $0 LLAMA_SERVER [ATLAS_BENCH] [DATA_DIR]}
+here=$(cd "$(dirname "$0")/.." && pwd)
+bench=${2:-$here/build/tools/atlas-bench}
+data=${3:-$here/../shared/data}
+data=$(cd "$data" && pwd)
+out=${E2E_OUT:-$(mktemp -d /tmp/llama-server-e2e.XXXXXX)}
+port=${E2E_PORT:-18090}
+threads=${E2E_THREADS:-1}
+reps=${E2E_REPS:-2}
+model=$data/models/stories260K-gguf/stories260K.gguf
+mkdir -p "$out"
+for f in "$server_bin" "$bench" "$model"; do
+  [ -e "$f" ] || { echo "llama-server-e2e: not found: $f" >&2; exit 2; }
+done
+command -v jq >/dev/null || { echo "llama-server-e2e: needs jq" >&2; exit 2; }
+
+"$server_bin" --version > "$out/server-version.txt" 2>&1 || true
+"$server_bin" -m "$model" --host 127.0.0.1 --port "$port" --jinja -t "$threads" > "$out/server.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+  kill -0 "$server_pid" 2>/dev/null || { echo "llama-server exited; log: $out/server.log" >&2; tail -20 "$out/server.log" >&2; exit 1; }
+  sleep 0.2
+done
+curl -sf "http://127.0.0.1:$port/v1/models" > "$out/models.json"
+
+cat > "$out/suites.json" <<EOF
+{"name": "llama-server-e2e", "seed": 1,
+ "suites": {"ttft": {"lengths": [16, 64, 128, 256, 448], "decode_tokens": 8, "warm": true},
+            "agentic": {"traces": ["coding-agent", "retrieval-agent"], "think_time_scale": 0},
+            "bfcl": {"config": "bfcl-pr", "per_category": 2}}}
+EOF
+endpoint=(--endpoint "http://127.0.0.1:$port/v1" --model "$model")
+status=0
+run() {  # name, args...: runs atlas-bench, keeps its output and exit status
+  local name=$1; shift
+  set +e
+  "$bench" --data-dir "$data" run "$@" "${endpoint[@]}" --out-dir "$out/$name" > "$out/$name.log" 2>&1
+  local rc=$?
+  set -e
+  echo "$rc" > "$out/$name.rc"
+  grep -o 'record: .*' "$out/$name.log" | tail -1 | cut -d' ' -f2 > "$out/$name.record" || true
+  echo "atlas-bench run $name: exit $rc ($(cat "$out/$name.record"))"
+  [ "$rc" = 0 ] || status=1
+}
+run suites --suite ttft,agentic,bfcl --config "$out/suites.json" --warmup 0 --repetitions "$reps"
+run load --concurrency 1,2,4 --num-prompts 12 --input-len 64 --output-len 32
+
+rec=$(cat "$out/suites.record")
+load=$(cat "$out/load.record")
+check() {  # description, jq program over the record that yields true/false, record
+  local ok
+  ok=$(jq -r "$2" "$3")
+  printf '%-4s %s\n' "$([ "$ok" = true ] && echo ok || echo FAIL)" "$1"
+  [ "$ok" = true ] || status=1
+}
+echo
+echo "== cold TTFT vs the server's prompt_ms (median per length; ratio client/server)"
+jq -r '.suites.ttft.details.requests | map(select(.variant == "cold" and .server_timings != null))
+  | group_by(.len)[] | {len: .[0].len, n: length,
+      ttft: (map(.ttft_ms) | sort | .[(length / 2 | floor)]),
+      prompt_ms: (map(.server_timings.prompt_ms) | sort | .[(length / 2 | floor)]),
+      cached: (map(.cached_tokens) | max)}
+  | "len=\(.len) n=\(.n) client TTFT \(.ttft * 1000 | round / 1000) ms, server prompt_ms \(.prompt_ms * 1000 | round / 1000) ms, ratio \(.ttft / .prompt_ms * 1000 | round / 1000), max cached \(.cached)"' "$rec"
+check "cold TTFT within 20% of prompt_ms for every length >= 64" '[.suites.ttft.details.requests[]
+  | select(.variant == "cold" and .len >= 64)] | group_by(.len) | map(
+    (map(.ttft_ms) | sort | .[(length / 2 | floor)]) / (map(.server_timings.prompt_ms) | sort | .[(length / 2 | floor)]))
+  | all(. >= 0.8 and . <= 1.2)' "$rec"
+check "cold requests were cold (server cache_n <= 1)" '[.suites.ttft.details.requests[] | select(.variant == "cold") | .server_timings.cache_n] | all(. <= 1)' "$rec"
+check "warm cached_tokens = the server's cache_n on every request" '[.suites.ttft.details.requests[] | .cached_tokens == .server_timings.cache_n] | all' "$rec"
+check "agentic: reused = the server's cache_n on every turn" '[.suites.agentic.details.traces[].turns[] | .reused == .server_timings.cache_n] | all' "$rec"
+check "agentic: reuse shortfall 0, every turn's expectation exact (server token ids)" '(.suites.agentic.metrics.reuse_shortfall_tokens.samples | all(. == 0)) and .suites.agentic.details.turns_without_exact_expectation == 0' "$rec"
+check "bfcl: no failed entry" '.suites.bfcl.metrics.entries_failed.samples[0] == 0' "$rec"
+echo
+echo "== load sweep: client vs server (p50)"
+jq -r '.suites.load.details.levels[] | "\(.level): \(.completed) req, \(.request_throughput * 100 | round / 100) req/s, \(.output_tok_s | round) tok/s, TTFT p50 \(.ttft_ms.p50 * 100 | round / 100) ms, TPOT p50 client \(.tpot_ms.p50 * 1000 | round / 1000) ms vs server \(.server.tpot_ms.p50 * 1000 | round / 1000) ms, send lag p99 \(.send_lag_ms.p99 * 100 | round / 100) ms, valid \(.valid)"' "$load"
+check "load: 3 levels, client TPOT p50 within 20% of the server's" '[.suites.load.details.levels[] | .tpot_ms.p50 / .server.tpot_ms.p50] | length == 3 and all(. >= 0.8 and . <= 1.2)' "$load"
+echo
+echo "llama-server: $(head -5 "$out/server-version.txt" | tr '\n' ' ')"
+echo "outputs: $out"
+exit $status
