@@ -25,7 +25,8 @@ namespace {
 ///  1. the server's token ids per chunk (exact);
 ///  2. usage.completion_tokens sent on the chunks (cumulative; vLLM continuous_usage_stats);
 ///  3. the local tokenizer, counting each chunk as the growth of the encoded text so far (a
-///     chunk encoded on its own would gain a leading-space token: "4 tokens counted as 8");
+///     chunk encoded on its own would gain a leading-space token: "4 tokens counted as 8"),
+///     the text's one leading space left out (the same dummy-prefix token once more);
 ///  4. one per chunk.
 /// When the final usage gives a different total, the counts are scaled to it (distribute_tokens).
 struct ChunkTokenCounts {
@@ -59,7 +60,11 @@ ChunkTokenCounts chunk_token_counts(const OpenAiStreamReader& reader, const engi
     std::size_t before = 0;
     for (std::size_t i = 0; i < n; ++i) {
       text += chunks[i].text;
-      const std::size_t now = tok->encode(text, false).size();
+      // Generated text usually starts with a space (" Once"): a sentencepiece tokenizer would
+      // add its dummy-prefix space in front of it and count one token too many. Without that
+      // one space both kinds of tokenizer count the same ("▁Once" / "Once").
+      const std::string_view counted = !text.empty() && text[0] == ' ' ? std::string_view(text).substr(1) : std::string_view(text);
+      const std::size_t now = tok->encode(counted, false).size();
       c.per_chunk[i] = std::max<int>(1, static_cast<int>(now) - static_cast<int>(before));
       before = now;
     }

@@ -111,3 +111,83 @@ TEST_CASE("load: bounded in time; invalid options are input errors") {
   bad.rate_per_s = 0;
   CHECK_THROWS_AS(run_load(t, request_n, bad), atlas::InputError);
 }
+
+#include "suites/endpoint/load_suite.hpp"
+#include "suites/error.hpp"
+
+namespace {
+/// A server-like target: 2 ms to the first token, then 1 ms per token, several in flight.
+class FakeServer final : public atlas::suites::Target {
+ public:
+  std::string name() const override { return "endpoint:fake"; }
+  TargetResponse generate(const TargetRequest& req) override {
+    TargetResponse r;
+    r.t_request_ns = atlas::now_ns();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    for (int i = 0; i < req.max_new_tokens; ++i) {
+      if (i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      r.token_t_ns.push_back(atlas::now_ns());
+    }
+    r.completion_tokens = req.max_new_tokens;
+    r.prompt_tokens = static_cast<int>(req.prompt_ids.size());
+    r.server_timings = {{"prompt_ms", 2.0}, {"predicted_ms", 1.0 * (req.max_new_tokens - 1)}, {"predicted_n", req.max_new_tokens}};
+    r.t_end_ns = atlas::now_ns();
+    return r;
+  }
+  void reset_session() override {}
+  const atlas::engine::Tokenizer& tokenizer() const override { return tok_; }
+  int context_length() const override { return 512; }
+  nlohmann::json provenance() const override { return {}; }
+
+ private:
+  atlas::test::ByteTokenizer tok_;
+};
+}  // namespace
+
+TEST_CASE("load suite: one record holds every concurrency level with throughput, percentiles and server timings") {
+  FakeServer t;
+  atlas::suites::SuiteOptions o;
+  o.config = {{"concurrency", {1, 2, 4}}, {"num_prompts", 8}, {"input_len", 16}, {"output_len", 6},
+              {"goodput", {{"ttft_ms", 1000}}}, {"max_send_lag_ms", 1000}};
+  o.config_source = "<test>";
+  const auto r = atlas::suites::run_load_suite(t, o);
+  REQUIRE(r.details["levels"].size() == 3);
+  for (const char* L : {"concurrency=1", "concurrency=2", "concurrency=4"}) {
+    INFO(L);
+    const std::string p = std::string(L) + "/";
+    CHECK(r.metrics.at(p + "ttft_ms").samples.size() == 8);
+    CHECK(r.metrics.at(p + "tpot_ms").samples.size() == 8);
+    CHECK(r.metrics.at(p + "itl_ms").samples.size() == 8 * 5);
+    CHECK(r.metrics.at(p + "failed_requests").samples == std::vector<double>{0});
+    CHECK(r.metrics.at(p + "request_throughput").samples.at(0) > 0);
+    // All 48 output tokens counted; goodput = throughput when every request meets the SLO.
+    CHECK(r.metrics.at(p + "goodput_req_s").samples.at(0) == doctest::Approx(r.metrics.at(p + "request_throughput").samples.at(0)));
+  }
+  const auto& lvl = r.details["levels"][2];
+  CHECK(lvl["valid"] == true);
+  CHECK(lvl["completed"] == 8);
+  CHECK(lvl["server"]["tpot_ms"]["p50"] == doctest::Approx(1.0));
+  CHECK(lvl["tpot_ms"]["p50"].get<double>() >= 1.0);
+  CHECK_FALSE(r.details.contains("invalid_reason"));
+  // Throughput rises with concurrency on a server that runs requests side by side.
+  CHECK(r.details["levels"][2]["request_throughput"].get<double>() > 1.5 * r.details["levels"][0]["request_throughput"].get<double>());
+}
+
+TEST_CASE("load suite: a client that falls behind its schedule invalidates the level; bad configs name the field") {
+  FakeServer t;
+  atlas::suites::SuiteOptions o;
+  o.config = {{"concurrency", {2}}, {"num_prompts", 4}, {"input_len", 8}, {"output_len", 2}, {"max_send_lag_ms", 0}};
+  o.config_source = "<test>";
+  // max_send_lag_ms 0: any lag at all counts as falling behind (a closed loop always has some).
+  const auto r = atlas::suites::run_load_suite(t, o);
+  CHECK(r.details["levels"][0]["valid"] == false);
+  CHECK(r.details["invalid_reason"].get<std::string>().find("concurrency=2: the client fell behind its schedule") == 0);
+
+  o.config = {{"concurrency", {2}}, {"rates", {1.0}}};
+  CHECK_THROWS_WITH_AS(atlas::suites::run_load_suite(t, o), doctest::Contains("exactly one of 'concurrency'"), atlas::suites::SuiteError);
+  o.config = {{"rates", {2.0}}, {"goodput", {{"ttfb", 3}}}};
+  CHECK_THROWS_WITH_AS(atlas::suites::run_load_suite(t, o), doctest::Contains("unknown SLO 'ttfb'"), atlas::suites::SuiteError);
+  SlowTarget in_process(std::chrono::milliseconds(1));
+  o.config = {{"concurrency", {1}}};
+  CHECK_THROWS_WITH_AS(atlas::suites::run_load_suite(in_process, o), doctest::Contains("use --endpoint URL"), atlas::suites::SuiteError);
+}

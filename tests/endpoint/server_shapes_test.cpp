@@ -8,7 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include "engine/model.hpp"
 #include "suites/endpoint/endpoint_target.hpp"
+#include "tests/test_data.hpp"
 #include "suites/latency.hpp"
 #include "tests/endpoint/script_server.hpp"
 
@@ -114,7 +116,7 @@ TEST_CASE("server shapes: SGLang: no ids, one chunk with two tokens, counts from
   const TargetResponse r = replay("sglang-completions.sse", owned_by("sglang", {{"max_model_len", 4096}}));
   check_common(r, 1);
   CHECK(r.output_ids.empty());
-  CHECK(r.token_count_source == "one per chunk (= server usage)");
+  CHECK(r.token_count_source == "one per chunk, scaled to server usage");
 }
 
 TEST_CASE("server shapes: TRT-LLM: no ids, no cached tokens") {
@@ -243,6 +245,38 @@ TEST_CASE("endpoint: events that come in one read share its gap; no zero ITL, TP
   for (double g : lat.itl_ms) sum += g;
   CHECK(*lat.tpot_ms == doctest::Approx(sum / 4));
   CHECK(*lat.decode_tok_s == doctest::Approx(1000.0 / *lat.tpot_ms));
+}
+
+TEST_CASE("endpoint: without usage, a local tokenizer counts the stream's tokens, not each chunk's own encoding") {
+  // A sentencepiece tokenizer encodes a chunk on its own with a leading-space token: issue 14 saw
+  // 4 tokens counted as 8 (and TPOT halved). The growth of the whole text's encoding is exact.
+  if (!std::filesystem::exists(atlas::test::stories_bin())) {
+    MESSAGE("skipped: stories260K not found under " << atlas::test::data_dir());
+    return;
+  }
+  atlas::engine::LoadOptions lo;
+  lo.tokenizer_path = atlas::test::stories_tok();
+  const auto model = atlas::engine::load_model(atlas::test::stories_bin(), lo);
+  const std::vector<int> ids = model.tokenizer->encode("Once upon a time there was", false);
+  ScriptServer s;
+  s.script.push_back({milliseconds(2), "data: {\"choices\":[{\"index\":0,\"text\":\"\"}]}\n\n"});
+  int prev = -1;
+  for (int id : ids) {
+    s.script.push_back({milliseconds(3), completion_event(model.tokenizer->token_bytes(prev, id))});
+    prev = id;
+  }
+  s.script.push_back({{}, "data: [DONE]\n\n"});
+  s.start();
+  auto o = opts(s.url());
+  o.tokenizer = model.tokenizer;
+  EndpointTarget t(o);
+  TargetRequest req;
+  req.prompt_ids = {1, 2};
+  const TargetResponse r = t.generate(req);
+  REQUIRE(r.ok);
+  CHECK(r.completion_tokens == static_cast<int>(ids.size()));
+  CHECK(r.token_t_ns.size() == ids.size());
+  CHECK(r.token_count_source == "local tokenizer");
 }
 
 #endif

@@ -54,3 +54,32 @@ TEST_CASE("tokens_per_s") {
   CHECK(atlas::suites::tokens_per_s(128, 64) == doctest::Approx(2000.0));
   CHECK(atlas::suites::tokens_per_s(128, 0) == 0.0);
 }
+
+TEST_CASE("tokens that came in the first read are left out of TPOT, ITL and tok/s, which stay consistent") {
+  // Over HTTP, three tokens arrived in the first read (one time), then two more 4 ms apart.
+  TargetResponse r;
+  r.t_request_ns = 0;
+  r.token_t_ns = {10'000'000, 10'000'000, 10'000'000, 14'000'000, 18'000'000};
+  const auto l = compute_latency(r);
+  CHECK(l.first_read_tokens == 3);
+  CHECK(l.ttft_ms == doctest::Approx(10.0));
+  CHECK(l.e2e_ms == doctest::Approx(18.0));
+  REQUIRE(l.itl_ms.size() == 2);  // never the two 0 ms gaps of issue 14
+  CHECK(l.itl_ms[0] == doctest::Approx(4.0));
+  CHECK(l.itl_ms[1] == doctest::Approx(4.0));
+  REQUIRE(l.tpot_ms);
+  CHECK(*l.tpot_ms == doctest::Approx(4.0));  // (18 - 10) / (5 - 3), = mean ITL
+  REQUIRE(l.decode_tok_s);
+  CHECK(*l.decode_tok_s == doctest::Approx(250.0));  // = 1 / TPOT, not 4 tokens in 8 ms
+}
+
+TEST_CASE("every token in one read: no TPOT, ITL or rate (never 0 ms or an unbounded tok/s)") {
+  TargetResponse r;
+  r.t_request_ns = 0;
+  r.token_t_ns = {5'000'000, 5'000'000, 5'000'000, 5'000'000};
+  const auto l = compute_latency(r);
+  CHECK(l.first_read_tokens == 4);
+  CHECK_FALSE(l.tpot_ms);
+  CHECK_FALSE(l.decode_tok_s);
+  CHECK(l.itl_ms.empty());
+}
