@@ -53,9 +53,7 @@ records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
   rec.config["suite_config"] = request.config.name;
   rec.config["suite_config_file"] = request.config.source;
   rec.config["suites"] = request.suites;
-  rec.config["target"] = target.provenance();
   rec.config["target_name"] = target.name();
-  if (target.name().rfind("endpoint:", 0) == 0) rec.endpoint = target.provenance();
   for (std::size_t i = 0; i < request.suites.size(); ++i) {
     const std::string& name = request.suites[i];
     try {
@@ -73,6 +71,10 @@ records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
       rec.invalid_reason += (rec.invalid_reason.empty() ? "" : "; ") + ("suite " + name + ": " + e.what());
     }
   }
+  // The target's provenance after the suites ran: it counts what happened (an endpoint's resets
+  // asked, skipped or refused; its timestamps' sources), which a snapshot taken first would not.
+  rec.config["target"] = target.provenance();
+  if (target.name().rfind("endpoint:", 0) == 0) rec.endpoint = target.provenance();
   rec.end_utc = records::utc_now_iso();
   return rec;
 }

@@ -131,6 +131,12 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
   CHECK(R["endpoint"]["api_key_env"] == "ATLAS_E2E_API_KEY");
   CHECK(R["endpoint"]["models"]["data"][0]["id"] == "stories");
   CHECK(R["endpoint"]["models"]["data"][0]["max_model_len"] == 512);
+  CHECK(R["endpoint"]["context_length_source"] == "max_model_len");
+  CHECK(R["endpoint"]["server_kind"] == "atlas-serve");
+  // Provenance is taken after the suites ran: it says what the resets did (atlas-serve has them).
+  CHECK(R["endpoint"]["reset_prefix_cache"] == "ok");
+  CHECK(R["endpoint"]["reset_prefix_cache_calls"].get<int>() > 0);
+  CHECK(R["endpoint"]["reset_prefix_cache_skipped"] == 0);
   CHECK(R["config"]["target_name"] == "endpoint:" + server.url);
   CHECK(R.dump().find("e2e-secret-key") == std::string::npos);
 
