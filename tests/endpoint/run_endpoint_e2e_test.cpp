@@ -261,6 +261,10 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
     CHECK(context_errors == static_cast<int>(failed));
     for (const auto& [name, m] : lb["metrics"].items()) {
       INFO(name);  // accuracy.<category> exists on both sides even when no entry was scored
+      // The one or two scored entries may answer with a tool call alone, streamed as one delta
+      // when it is complete: every token in one read has no decode rate (latency.hpp), and the
+      // metric is left out rather than given a 0 or unbounded sample.
+      if (name == "decode_tokens_per_s") continue;
       CHECK(rb["metrics"].contains(name));
     }
   }
