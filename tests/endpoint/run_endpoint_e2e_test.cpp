@@ -283,3 +283,46 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
   CHECK(server.child.captured.find("stopped (" + std::to_string(completed) + " completed, 0 rejected, " +
                                    std::to_string(fc_failed) + " bad requests, 0 failed)") != std::string::npos);
 }
+
+TEST_CASE("atlas-bench run --concurrency against the atlas-serve binary: one record with every level; no server, no load") {
+  const std::string serve_exe = atlas::test::atlas_serve_exe();
+  if (serve_exe.empty()) return;
+  const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
+  if (!bench_env || !*bench_env || !fs::exists(atlas::test::stories_bin())) {
+    MESSAGE("skipped: ATLAS_BENCH_EXE or stories260K missing");
+    return;
+  }
+  const fs::path dir = atlas::test::scratch_dir("run_load_cli");
+  const std::string model = " --model '" + atlas::test::stories_bin().string() + "' --tokenizer '" +
+                            atlas::test::stories_tok().string() + "'";
+  atlas::test::ServeProcess server(serve_exe, {"--model", atlas::test::stories_bin().string(), "--tokenizer",
+                                               atlas::test::stories_tok().string(), "--threads", "1"});
+  const BenchRun r = bench(bench_env, "run --endpoint " + server.url + model +
+                                          " --concurrency 1,2 --num-prompts 3 --input-len 16 --output-len 4"
+                                          " --goodput ttft_ms:60000 --max-send-lag-ms 1000 --out-dir '" +
+                                          (dir / "rec").string() + "'");
+  const json& load = r.record["suites"]["load"];
+  CHECK(r.record["valid"] == true);
+  CHECK(load["config"]["concurrency"] == json::array({1, 2}));
+  REQUIRE(load["details"]["levels"].size() == 2);
+  for (const char* L : {"concurrency=1", "concurrency=2"}) {
+    INFO(L);
+    const std::string p = std::string(L) + "/";
+    CHECK(samples(load, p + "ttft_ms") == 3);
+    CHECK(samples(load, p + "e2e_ms") == 3);
+    CHECK(load["metrics"][p + "request_throughput"]["samples"][0].get<double>() > 0);
+    CHECK(load["metrics"][p + "goodput_req_s"]["samples"][0] == load["metrics"][p + "request_throughput"]["samples"][0]);
+    CHECK(load["metrics"][p + "failed_requests"]["samples"][0] == 0);
+  }
+  // The server counted what the load generator asked for: 2 levels x 3 requests x 4 tokens.
+  for (const auto& lvl : load["details"]["levels"]) CHECK(lvl["output_length_mismatches"] == 0);
+
+  const atlas::test::ShellResult no_server =
+      atlas::test::run_shell("'" + std::string(bench_env) + "' run" + model + " --concurrency 2 --no-store 2>&1");
+  CHECK(no_server.rc == 3);
+  CHECK(no_server.out.find("--suite load drives a server: give --endpoint URL") != std::string::npos);
+  const atlas::test::ShellResult bad =
+      atlas::test::run_shell("'" + std::string(bench_env) + "' run" + model + " --endpoint " + server.url + " --rate 2,x --no-store 2>&1");
+  CHECK(bad.rc == 3);
+  CHECK(bad.out.find("--rate: 'x' is not a number > 0") != std::string::npos);
+}
