@@ -25,7 +25,7 @@ std::unique_ptr<Backend> make_cuda_backend_from_module(const Model& model, const
 }  // namespace
 
 std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& opts) {
-  if (opts.inject_decode_delay_us < 0) {
+  if (!(opts.inject_decode_delay_us >= 0)) {
     throw EngineError("backend option inject_decode_delay_us = " + std::to_string(opts.inject_decode_delay_us) +
                       " is invalid (must be >= 0)");
   }

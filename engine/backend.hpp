@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/model.hpp"
+#include "engine/decode_delay.hpp"
 #include "engine/sampler.hpp"
 #include "engine/stage.hpp"
 
@@ -25,9 +26,10 @@ struct BackendOptions {
   int threads = 0;            ///< CPU threads; 0 = hardware_concurrency
   bool fp32 = false;          ///< CUDA: fp32 weights (parity tests) instead of bf16
   bool decode_graphs = true;  ///< CUDA: capture/replay decode (ATLAS_NO_DECODE_GRAPHS=1 turns off)
-  /// Test hook (documented in README): busy-waits this many microseconds per decoded token, so
-  /// a planted slowdown can prove the gate catches it. 0 = off.
-  int inject_decode_delay_us = 0;
+  /// Test hook (documented in README): adds this many microseconds of wall time per decoded
+  /// token by sleeping (engine/decode_delay.hpp: no extra instructions), so a planted slowdown
+  /// can prove the gate's timed judgement catches it. Fractions allowed; 0 = off.
+  double inject_decode_delay_us = 0;
 };
 
 class Backend {
@@ -55,14 +57,15 @@ class Backend {
   virtual void save_checkpoint() {}
   virtual std::vector<int> checkpoints() const { return {}; }
 
-  /// BackendOptions::inject_decode_delay_us, which Session busy-waits per decoded token.
+  /// BackendOptions::inject_decode_delay_us, which Session sleeps off per decoded token.
   /// make_backend() sets it for every backend it creates.
-  int inject_decode_delay_us() const { return inject_decode_delay_us_; }
-  void set_inject_decode_delay_us(int us) { inject_decode_delay_us_ = us < 0 ? 0 : us; }
+  double inject_decode_delay_us() const { return decode_delay_.us(); }
+  void set_inject_decode_delay_us(double us) { decode_delay_.set(us); }
+  DecodeDelay& decode_delay() { return decode_delay_; }
 
  protected:
   StageTimer timer_;
-  int inject_decode_delay_us_ = 0;
+  DecodeDelay decode_delay_;
 };
 
 /// Creates the named backend ("cpu" or "cuda"); throws EngineError for a backend not built in.

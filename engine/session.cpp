@@ -17,14 +17,6 @@ const char* to_string(StopReason r) {
   return "unknown";
 }
 
-namespace {
-void busy_wait_us(int us) {
-  const std::int64_t until = atlas::now_ns() + static_cast<std::int64_t>(us) * 1000;
-  while (atlas::now_ns() < until) {
-  }
-}
-}  // namespace
-
 GenerateResult Session::generate(const GenerateRequest& req, const std::function<void(const TokenEvent&)>& on_token) {
   GenerateResult r;
   r.t_start_ns = atlas::now_ns();
@@ -98,7 +90,7 @@ GenerateResult Session::generate(const GenerateRequest& req, const std::function
       r.stop = StopReason::context_full;
       break;
     }
-    if (backend_->inject_decode_delay_us() > 0) busy_wait_us(backend_->inject_decode_delay_us());
+    backend_->decode_delay().on_decode_step();  // test hook: sleeps, 0 = off
     const int token = next;
     next = backend_->forward_sample(std::span<const int>(&token, 1), pos, sampler);
     cached_.push_back(token);

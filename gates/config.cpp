@@ -84,7 +84,7 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
   reject_unknown(r, j, "",
                  {"schema_version", "gate", "description", "suites", "suite_config", "min_samples", "rerun_cap",
                   "confirm_timed_regressions", "alpha", "noise",
-                  "default_tolerance", "target_branch", "quiet_box"});
+                  "default_tolerance", "target_branch", "quiet_box", "timed", "quiet_machine_classes"});
   const long long version = r.integer(j, "", "schema_version");
   if (version != 1) r.fail("schema_version", "unsupported (this build reads 1)", version);
   GateConfig c;
@@ -128,7 +128,22 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
   }
   c.target_branch = r.optional_string(j, "", "target_branch").value_or(c.target_branch);
   if (j.contains("quiet_box")) c.quiet_box = parse_quiet_box(r, r.object(j, "", "quiet_box"), "quiet_box");
+  if (j.contains("timed")) c.timed = parse_timed_config(r, j["timed"], "timed");
+  if (j.contains("quiet_machine_classes")) {
+    const auto& arr = r.array(j, "", "quiet_machine_classes");
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      if (!arr[i].is_string() || arr[i].get<std::string>().empty())
+        r.fail(FieldReader::index("quiet_machine_classes", i), "expected a machine class", arr[i]);
+      c.quiet_machine_classes.push_back(arr[i].get<std::string>());
+    }
+  }
   return c;
+}
+
+bool timed_baselines_gated(const GateConfig& c, const std::string& machine_class) {
+  if (!c.timed.enabled) return true;
+  return std::find(c.quiet_machine_classes.begin(), c.quiet_machine_classes.end(), machine_class) !=
+         c.quiet_machine_classes.end();
 }
 
 std::filesystem::path gate_config_path(const std::string& gate, const std::string& explicit_path,
@@ -152,7 +167,7 @@ GateConfig load_gate_config(const std::filesystem::path& path) {
 nlohmann::json to_json(const GateConfig& c) {
   auto tol = [](const Tolerance& t) { return nlohmann::json{{"relative", t.relative}, {"absolute", t.absolute}}; };
   const auto& q = c.quiet_box;
-  return {{"schema_version", 1},
+  nlohmann::json j = {{"schema_version", 1},
           {"gate", c.gate},
           {"suites", c.suites},
           {"suite_config", c.suite_config},
@@ -173,7 +188,10 @@ nlohmann::json to_json(const GateConfig& c) {
             {"allow_foreign_gpu_processes", q.allow_foreign_gpu_processes},
             {"slowdown_reasons", q.slowdown_reasons},
             {"monitor_interval_ms", q.monitor_interval_ms},
-            {"settle_max_s", q.settle_max_s}}}};
+            {"settle_max_s", q.settle_max_s}}},
+          {"quiet_machine_classes", c.quiet_machine_classes}};
+  if (c.timed.enabled) j["timed"] = to_json(c.timed);
+  return j;
 }
 
 }  // namespace atlas::gates

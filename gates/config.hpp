@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gates/baseline.hpp"
+#include "gates/timed_config.hpp"
 
 namespace atlas::gates {
 
@@ -51,7 +52,16 @@ struct GateConfig {
   Tolerance accuracy_tolerance{0, 0};
   std::string target_branch = "origin/main";  ///< merge-base check; falls back to "main"
   QuietBoxThresholds quiet_box;
+  /// Timed metrics judged against the merge-base build, interleaved (gates/interleaved.hpp).
+  TimedJudgementConfig timed;
+  /// Machine classes quiet enough (dedicated, idle) for timed values in stored BASELINE files to
+  /// be gated; on every other class stored timed values are shown but not gated.
+  std::vector<std::string> quiet_machine_classes;
 };
+
+/// Whether stored timed values are gated (and kept, ratcheted) on `machine_class`: always when
+/// the config has no "timed" section, else only on its quiet_machine_classes.
+bool timed_baselines_gated(const GateConfig& c, const std::string& machine_class);
 
 /// The default tolerance for a metric kind.
 Tolerance default_tolerance(const GateConfig& c, records::MetricKind kind);

@@ -84,6 +84,8 @@ void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
     out << "\n**Box not quiet:**\n\n";
     for (const auto& why : r.quiet_box_reasons) out << "- " << cell(why) << "\n";
   }
+  if (r.timed) print_timed_markdown(*r.timed, out);
+  for (const auto& n : r.notes) out << "\n" << cell(n) << "\n";
   int dropped = 0;
   for (const auto& a : r.attempts) dropped += a.dropped ? 1 : 0;
   out << "\n" << r.attempts.size() << " attempt(s)";

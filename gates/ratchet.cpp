@@ -64,9 +64,11 @@ Baseline init_baseline(const records::Record& r, const GateConfig& cfg, const st
   Baseline b;
   b.gate = cfg.gate;
   b.machine_class = machine_class;
+  const bool keep_timed = timed_baselines_gated(cfg, machine_class);
   for (const auto& [suite_name, suite] : r.suites) {
     for (const auto& [metric_name, m] : suite.metrics) {
       if (m.samples.empty()) continue;
+      if (m.kind == records::MetricKind::timed && !keep_timed) continue;
       auto bm = from_record_metric(m, cfg);
       bm.history.push_back({stamp.commit, stamp.date, std::nullopt, bm.value, reason, HistoryAction::init, ""});
       b.metrics.emplace(metric_key(suite_name, metric_name), std::move(bm));
@@ -80,7 +82,13 @@ RatchetResult ratchet(Baseline& b, const records::Record& record, const GateConf
   require_clean(record, "baseline ratchet");
   RatchetResult out;
   const Comparison cmp = compare(b, record, compare_settings(cfg));
+  const bool keep_timed = timed_baselines_gated(cfg, b.machine_class);
   for (const auto& v : cmp.verdicts) {
+    if (v.kind == records::MetricKind::timed && !keep_timed &&
+        (v.status == VerdictStatus::improved || v.status == VerdictStatus::new_metric)) {
+      out.timed_not_stored.push_back(v.key);
+      continue;
+    }
     if (v.status == VerdictStatus::improved) {
       auto& m = b.metrics.at(v.key);
       if (b.frozen || m.frozen) {

@@ -24,7 +24,9 @@ struct ChangeStamp {
 /// the baseline).
 
 /// A fresh baseline from a record: every metric with samples, value = median of its samples,
-/// tolerance = the config's default for its kind, one "init" history entry each.
+/// tolerance = the config's default for its kind, one "init" history entry each. Timed metrics
+/// are left out on a machine class that is not quiet (timed_baselines_gated): there they are
+/// judged against the merge-base, and a stored value would only record one run's luck.
 Baseline init_baseline(const records::Record& r, const GateConfig& cfg, const std::string& machine_class,
                        const ChangeStamp& stamp, const std::string& reason);
 
@@ -32,11 +34,14 @@ struct RatchetResult {
   std::vector<std::string> tightened;  ///< significantly better -> moved to the candidate
   std::vector<std::string> added;      ///< new in the record -> added (a new gate only tightens)
   std::vector<std::string> frozen;     ///< better but frozen (file or metric) -> not moved
+  std::vector<std::string> timed_not_stored;  ///< timed, on a class that is not quiet -> never moved or added
 };
 
 /// Moves each metric whose verdict against `record` is "improved" (the regression rule run in
 /// the other direction: exact metrics by any amount, timed beyond the margin with p < alpha)
-/// to the candidate's median and samples. Never loosens; a frozen file or metric never moves.
+/// to the candidate's median and samples. Never loosens; a frozen file or metric never moves;
+/// timed metrics never move on a machine class that is not quiet (one lucky run on a shared box
+/// made 4 of 5 later gate runs fail: issue 13).
 RatchetResult ratchet(Baseline& b, const records::Record& record, const GateConfig& cfg, const ChangeStamp& stamp);
 
 /// Sets `key` to the record's value (median and samples, unit/kind/direction from the record),

@@ -10,6 +10,7 @@
 #include "gates/compare.hpp"
 #include "gates/gate_run.hpp"
 #include "gates/merge_base_check.hpp"
+#include "gates/timed_report.hpp"
 
 namespace atlas::gates {
 
@@ -25,6 +26,8 @@ struct GateReport {
   bool box_quiet = true;
   std::vector<std::string> quiet_box_reasons;
   std::vector<AttemptLog> attempts;
+  std::optional<TimedReport> timed;     ///< the interleaved judgement against the merge-base
+  std::vector<std::string> notes;       ///< printed before the result line
 };
 
 /// Formats a value with 4 significant digits ("12.35", "0.0001234", "1.2e+06"); "-" when absent.

@@ -22,6 +22,7 @@ void TextPrinter::print(const GateReport& r, std::ostream& out) const {
     for (std::size_t c = 0; c + 1 < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
   }
   for (const auto& row : rows) {
+    if (rows.size() == 1) break;  // nothing judged against the stored baseline
     for (std::size_t c = 0; c < row.size(); ++c) {
       out << row[c];
       if (c + 1 < row.size()) out << std::string(width[c] - row[c].size() + 2, ' ');
@@ -54,6 +55,8 @@ void TextPrinter::print(const GateReport& r, std::ostream& out) const {
     }
     if (a.dropped) out << "attempt " << number << " dropped: " << a.drop_reason << "\n";
   }
+  if (r.timed) print_timed_text(*r.timed, out);
+  for (const auto& n : r.notes) out << n << "\n";
   out << "result: " << to_string(r.decision.overall);
   for (const auto& why : r.decision.reasons) out << "; " << why;
   out << "\n";

@@ -93,6 +93,15 @@ int parse_int(const std::string& key, const std::string& value, int min_value) {
   }
   throw SuiteError("engine option " + key + "=" + value + ": expected an integer >= " + std::to_string(min_value));
 }
+double parse_nonnegative(const std::string& key, const std::string& value) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(value, &used);
+    if (used == value.size() && v >= 0 && v <= 1e9) return v;
+  } catch (const std::exception&) {
+  }
+  throw SuiteError("engine option " + key + "=" + value + ": expected a number >= 0");
+}
 bool parse_bool(const std::string& key, const std::string& value) {
   if (value == "1" || value == "true" || value == "on") return true;
   if (value == "0" || value == "false" || value == "off") return false;
@@ -113,7 +122,7 @@ void apply_engine_option(engine::EngineOptions& o, const std::string& key, const
   } else if (key == "fp32") {
     o.backend.fp32 = parse_bool(key, value);
   } else if (key == "inject_decode_delay_us") {
-    o.backend.inject_decode_delay_us = parse_int(key, value, 0);
+    o.backend.inject_decode_delay_us = parse_nonnegative(key, value);
   } else if (key == "model") {
     o.model = value;
   } else {

@@ -1,8 +1,13 @@
 #include "suites/ab/ab.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 #include "common/number_format.hpp"
 #include "records/metric.hpp"
 #include "records/provenance.hpp"
+#include "records/stopping_rule.hpp"
 #include "suites/error.hpp"
 #include "suites/registry.hpp"
 #include "suites/runner.hpp"
@@ -28,7 +33,8 @@ nlohmann::json comparisons_json(const std::vector<MetricComparison>& cs) {
     out.push_back({{"metric", c.metric}, {"unit", c.unit}, {"better", records::to_string(c.better)},
                    {"kind", records::to_string(c.kind)}, {"median_a", c.median_a}, {"median_b", c.median_b},
                    {"ratio_b_over_a", c.ratio}, {"p_value", c.p_value}, {"verdict", c.verdict},
-                   {"n_a", c.n_a}, {"n_b", c.n_b}});
+                   {"n_a", c.n_a}, {"n_b", c.n_b},
+                   {"paired", c.paired ? records::to_json(*c.paired) : nlohmann::json(nullptr)}});
   }
   return out;
 }
@@ -49,30 +55,61 @@ AbResult run_ab(const AbRequest& request, const TargetFactory& make_target, Prog
   rec.start_utc = records::utc_now_iso();
   rec.run_id = records::new_run_id();
   rec.gate_or_suite = "ab-" + suite.name;
+  const int min_rounds = std::max(1, request.options.repetitions);
+  const int max_rounds = std::max(min_rounds, request.max_rounds);
+  const records::DecidedOrCap stop(records::Question::two_sided, min_rounds, max_rounds, 1e12, request.paired);
   rec.config["ab"] = {{"suite", suite.name}, {"a", request.a.to_json()}, {"b", request.b.to_json()},
-                      {"rounds", request.options.repetitions}, {"warmup", request.options.warmup},
-                      {"order", "interleaved A B A B"}};
+                      {"min_rounds", min_rounds}, {"max_rounds", max_rounds}, {"warmup", request.options.warmup},
+                      {"tolerance", request.tolerance}, {"confidence", request.paired.confidence},
+                      {"order", "interleaved AB BA (counterbalanced)"}};
   rec.config["target_a"] = ta->provenance();
   rec.config["target_b"] = tb->provenance();
 
   records::SuiteResult sa, sb;
-  if (progress) progress->begin("ab " + suite.name, request.options.repetitions);
-  for (int round = 0; round < request.options.repetitions; ++round) {
+  if (progress) progress->begin("ab " + suite.name, min_rounds);
+  int rounds = 0;
+  std::string stop_reason;
+  for (int round = 0; round < max_rounds; ++round) {
     SuiteOptions o = request.options;
-    o.warmup = round == 0 ? request.options.warmup : 0;
     o.repetitions = 1;
-    append_samples(sa, suite.run(*ta, o));
-    append_samples(sb, suite.run(*tb, o));
-    if (progress) {
-      progress->step("round " + std::to_string(round + 1) + "/" + std::to_string(request.options.repetitions));
+    // Round 0 warms both sides up before either measures; then A B, B A, A B ...
+    if (round == 0 && request.options.warmup > 0) {
+      SuiteOptions w = o;
+      w.repetitions = request.options.warmup;
+      (void)suite.run(*ta, w);
+      (void)suite.run(*tb, w);
+    }
+    o.warmup = 0;
+    if (round % 2 == 0) {
+      append_samples(sa, suite.run(*ta, o));
+      append_samples(sb, suite.run(*tb, o));
+    } else {
+      append_samples(sb, suite.run(*tb, o));
+      append_samples(sa, suite.run(*ta, o));
+    }
+    rounds = round + 1;
+    if (progress) progress->step("round " + std::to_string(rounds) + "/" + std::to_string(min_rounds));
+    if (rounds < min_rounds || rounds == max_rounds || rounds % 2 != 0) continue;
+    records::RoundState st;
+    st.rounds = st.rounds_run = rounds;
+    for (const auto& c : compare_sides(sa, sb, rounds, request.tolerance, request.paired))
+      if (c.paired) st.verdicts.push_back(*c.paired);
+    if (auto why = stop.should_stop(st)) {
+      stop_reason = *why;
+      break;
     }
   }
-  if (progress) progress->end(std::to_string(request.options.repetitions) + " rounds, A B interleaved");
+  if (progress) progress->end(std::to_string(rounds) + " rounds, AB BA interleaved");
+  rec.config["ab"]["rounds"] = rounds;
+  rec.config["ab"]["stop_reason"] = stop_reason.empty() ? "rounds given" : stop_reason;
   sa.name = suite.name + "@a";
   sb.name = suite.name + "@b";
   sa.config["side"] = request.a.to_json();
   sb.config["side"] = request.b.to_json();
-  out.comparisons = compare_sides(sa, sb);
+  out.rounds = rounds;
+  out.tolerance = request.tolerance;
+  out.confidence = request.paired.confidence;
+  out.comparisons = compare_sides(sa, sb, rounds, request.tolerance, request.paired);
   rec.suites[sa.name] = std::move(sa);
   rec.suites[sb.name] = std::move(sb);
 
@@ -107,14 +144,33 @@ AbResult run_ab(const AbRequest& request, const TargetFactory& make_target, Prog
 Table ab_table(const AbResult& result) {
   Table t;
   t.title = "A/B " + result.record.gate_or_suite.substr(3) + " (B/A < 1 means B is smaller)";
-  t.header = {"metric", "unit", "median A", "median B", "B/A", "p", "verdict"};
+  char conf[32];
+  std::snprintf(conf, sizeof conf, "%g%% interval", 100 * result.confidence);
+  t.header = {"metric", "unit", "median A", "median B", "B/A", conf, "MDE", "p", "verdict"};
+  auto pct = [](double x, bool sign) {
+    if (std::isnan(x)) return std::string("-");
+    if (std::isinf(x)) return std::string(x > 0 ? "+inf" : "-inf");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, sign ? "%+.2f%%" : "%.2f%%", 100 * x);
+    return std::string(buf);
+  };
   for (const auto& c : result.comparisons) {
     // Values as every printer writes them (format_number); a hash (an output fingerprint) in hex,
     // where %.4f printed two different fingerprints alike, and with no ratio.
     const bool identity = records::is_identity_unit(c.unit);
     auto value = [&](double v) { return identity ? records::identity_hex(v, c.unit) : format_number(v); };
+    // The interval is of B's change in B/A terms (+ = larger), whatever the metric's direction.
+    std::string interval = "-", mde = "-";
+    if (c.paired) {
+      const bool flip = c.better == records::Better::higher;  // judge_paired reports + = worse
+      const double lo = flip ? 1 / (1 + c.paired->ci_hi) - 1 : c.paired->ci_lo;
+      const double hi = flip ? 1 / (1 + c.paired->ci_lo) - 1 : c.paired->ci_hi;
+      interval = "[" + pct(lo, true) + ", " + pct(hi, true) + "]";
+      mde = pct(c.paired->mde, false);
+    }
     t.rows.push_back({c.metric, c.unit, value(c.median_a), value(c.median_b), identity ? "-" : format_number(c.ratio),
-                      c.kind == records::MetricKind::timed ? fmt_fixed(c.p_value, 4) : "exact", c.verdict});
+                      interval, mde, c.kind == records::MetricKind::timed ? fmt_fixed(c.p_value, 4) : "exact",
+                      c.verdict});
   }
   if (result.parity.prompts > 0) {
     t.notes.push_back("greedy parity: " + std::to_string(result.parity.mismatches.size()) + " of " +
@@ -125,6 +181,9 @@ Table ab_table(const AbResult& result) {
                         "\" B \"" + m.b_text + "\"");
     }
   }
+  t.notes.push_back(std::to_string(result.rounds) + " rounds; timed verdicts: paired Wilcoxon signed-rank interval of " +
+                    "the per-round change against tolerance " + pct(result.tolerance, false) +
+                    " (\"same\" only when a change of the tolerance would have been detected)");
   return t;
 }
 

@@ -2,10 +2,14 @@
 // timers, the decode-delay hook and backend options from the environment.
 #include <doctest/doctest.h>
 
+#include <time.h>
+
 #include <cstdlib>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "engine/backend.hpp"
+#include "engine/decode_delay.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/llama2c.hpp"
 #include "engine/sampler.hpp"
@@ -199,15 +203,43 @@ TEST_CASE("stage timer: off by default, counts each stage per layer when on") {
   CHECK(backend->stage_timer().totals().calls[0] == 0);
 }
 
-TEST_CASE("inject_decode_delay_us: busy-waits per decoded token") {
+namespace {
+double thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+}  // namespace
+
+TEST_CASE("inject_decode_delay_us: adds wall time per decoded token by sleeping, not spinning (issue 13)") {
   BackendOptions opts;
   opts.inject_decode_delay_us = 20000;
   auto backend = make_backend(stories(), opts);
   CHECK(backend->inject_decode_delay_us() == 20000);
   Session session(*backend);
+  const double cpu0 = thread_cpu_ns();
   const auto r = session.generate(request({1}, 4));
-  // 3 decode steps follow the first token, each delayed by 20 ms.
+  const double cpu = thread_cpu_ns() - cpu0;
+  // 3 decode steps follow the first token, each delayed by 20 ms of wall time...
   CHECK(r.token_t_ns[3] - r.token_t_ns[0] >= 3 * 20'000'000LL);
+  // ...and not of CPU time: a busy-wait burnt all 60 ms (and added instructions per token, which
+  // the instruction-count gate would see); the forward passes of stories260K take well under 10 ms.
+  CHECK(cpu < 10e6);
+}
+
+TEST_CASE("DecodeDelay: fractional microseconds add up exactly over many tokens") {
+  // 2.5 us per token is below any sleep's granularity: the debt is slept off in chunks and the
+  // oversleep subtracted, so 4000 tokens add 10 ms.
+  DecodeDelay d;
+  d.set(2.5);
+  const std::int64_t t0 = atlas::now_ns();
+  for (int i = 0; i < 4000; ++i) d.on_decode_step();
+  const double ms = static_cast<double>(atlas::now_ns() - t0) / 1e6;
+  CHECK(ms >= 10.0 - DecodeDelay::kMinSleepNs / 1e6);
+  CHECK(ms < 10.0 + 5.0);  // the last sleep's oversleep, generous for a loaded box
+  DecodeDelay off;
+  off.set(-1);
+  CHECK(off.us() == 0);
 }
 
 TEST_CASE("backend_options_from_env: ATLAS_NO_DECODE_GRAPHS and ATLAS_THREADS") {

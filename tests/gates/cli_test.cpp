@@ -45,13 +45,24 @@ TEST_CASE("baseline init/show/accept/freeze through the CLI, with exit codes") {
   auto r = test::sample_record();
   r.machine.machine_class = "cpu-test";
   write_file_atomic(run->cwd / "rec.json", records::record_text(r));
+  // The shipped pr config keeps stored timed values only on quiet machine classes: without
+  // "cpu-test" among them, init leaves the timed metric out.
+  auto res = (*run)({"baseline", "init", "--record", "rec.json", "--baselines-dir", "plain", "--machine-class", "cpu-test"});
+  REQUIRE(res.exit_status == 0);
+  auto plain = gates::load_baseline(run->cwd / "plain" / "cpu-test" / "pr.BASELINE.json");
+  CHECK_FALSE(plain.metrics.count("ttft/ttft_ms"));
+  CHECK(plain.metrics.count("ttft/launches_per_token"));
+  auto cfg = read_json_file(std::filesystem::path(ATLAS_SOURCE_DIR) / "gates" / "config" / "pr.json");
+  cfg["quiet_machine_classes"] = {"cpu-test"};
+  write_file_atomic(run->cwd / "gate.json", cfg.dump());
   const std::vector<std::string> common = {"--baselines-dir", "b", "--machine-class", "cpu-test"};
   auto with = [&](std::vector<std::string> a) {
     a.insert(a.end(), common.begin(), common.end());
+    if (a[1] == "init" || a[1] == "ratchet" || a[1] == "accept") a.insert(a.end(), {"--config", "gate.json"});
     return a;
   };
 
-  auto res = (*run)(with({"baseline", "init", "--record", "rec.json"}));
+  res = (*run)(with({"baseline", "init", "--record", "rec.json"}));
   INFO(res.err);
   REQUIRE(res.exit_status == 0);
   const auto path = run->cwd / "b" / "cpu-test" / "pr.BASELINE.json";

@@ -171,3 +171,30 @@ TEST_CASE("a record made with a test hook (planted slowdown) never moves a basel
   r.config["env"] = {{"ATLAS_CUDA_VETO_LAYER", "3"}};
   CHECK(records::active_test_hooks(r) == std::vector<std::string>{"ATLAS_CUDA_VETO_LAYER=3"});
 }
+
+TEST_CASE("ratchet never moves or adds a timed value on a machine class that is not quiet (issue 13)") {
+  // One lucky run on a shared box, ratcheted in, made 4 of 5 later gate runs on unchanged code
+  // fail. With a "timed" section, timed values live in stored baselines only on quiet classes.
+  auto cfg = test::test_config();
+  cfg.timed.enabled = true;
+  cfg.quiet_machine_classes = {"cpu-quiet"};
+  auto b = test::baseline_with("ttft/p50", test::baseline_metric(100, test::spread(100, 2, 10)));
+  b.metrics["ttft/launches"] = test::baseline_metric(10, {10}, MetricKind::counted);
+  auto r = test::record_with("ttft", "p50", test::metric(test::spread(80, 2, 10)));  // "20% faster"
+  r.suites["ttft"].metrics["new_timed"] = test::metric({5, 5, 5});
+  r.suites["ttft"].metrics["launches"] = test::metric({9}, MetricKind::counted);
+  auto res = ratchet(b, r, cfg, kStamp);
+  CHECK(res.tightened == std::vector<std::string>{"ttft/launches"});  // counted metrics still tighten
+  CHECK(b.metrics["ttft/p50"].value == 100);
+  CHECK_FALSE(b.metrics.count("ttft/new_timed"));
+  CHECK(res.timed_not_stored == std::vector<std::string>{"ttft/new_timed", "ttft/p50"});
+  // On a quiet class the timed value moves as before.
+  b.machine_class = "cpu-quiet";
+  res = ratchet(b, r, cfg, kStamp);
+  CHECK(b.metrics["ttft/p50"].value == doctest::Approx(80));
+  // init leaves timed metrics out on a class that is not quiet.
+  const auto fresh = init_baseline(r, cfg, "cpu-2c-x86_64", kStamp, "initial");
+  CHECK(fresh.metrics.count("ttft/launches"));
+  CHECK_FALSE(fresh.metrics.count("ttft/p50"));
+  CHECK(init_baseline(r, cfg, "cpu-quiet", kStamp, "initial").metrics.count("ttft/p50"));
+}

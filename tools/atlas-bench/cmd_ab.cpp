@@ -1,5 +1,5 @@
-// atlas-bench ab: one suite on two configurations, interleaved, with medians, ratios,
-// Mann–Whitney verdicts and a greedy output-parity check.
+// atlas-bench ab: one suite on two configurations, interleaved, with medians, ratios, the
+// paired judgement the gate uses (records/paired_judgement.hpp) and a greedy output-parity check.
 #include <unistd.h>
 
 #include <iostream>
@@ -27,6 +27,8 @@ struct AbArgs {
   std::optional<int> warmup, repetitions;
   std::optional<std::uint64_t> seed;
   int parity_prompts = 200;
+  double tolerance = 0.03;
+  int max_rounds = 0;
   bool no_parity = false;
   std::string out_dir = ".benchmarks";
   std::string format = "text";
@@ -47,6 +49,8 @@ int ab_command(const AbArgs& args, const GlobalOptions& g) {
   req.a = suites::parse_side_spec(args.a, "a");
   req.b = suites::parse_side_spec(args.b, "b");
   req.parity = !args.no_parity;
+  req.tolerance = args.tolerance;
+  req.max_rounds = args.max_rounds;
   req.parity_config.prompts = args.parity_prompts;
   req.parity_config.seed = req.options.seed;
   auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
@@ -86,7 +90,16 @@ const RegisterCommand kAb{{
       sub.add_option("--config", a->config, "pr | nightly | a suite-config JSON file (the suite's section)")
           ->capture_default_str();
       sub.add_option("--warmup", a->warmup, "Unmeasured runs per side before round 1")->check(CLI::NonNegativeNumber);
-      sub.add_option("--repetitions", a->repetitions, "Rounds (A then B each round)")->check(CLI::PositiveNumber);
+      sub.add_option("--repetitions", a->repetitions, "Rounds (AB, BA, AB, ...; at least this many)")
+          ->check(CLI::PositiveNumber);
+      sub.add_option("--max-rounds", a->max_rounds,
+                     "Keep adding rounds (in AB BA pairs) until every timed metric is decided, up to this many")
+          ->check(CLI::NonNegativeNumber);
+      sub.add_option("--tolerance", a->tolerance,
+                     "Relative change the timed judgement must resolve: 'same' only when a change this large would "
+                     "have been detected")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0001, 0.99));
       sub.add_option("--seed", a->seed, "Seed of every synthetic input");
       sub.add_option("--parity-prompts", a->parity_prompts, "Prompts of the greedy parity check")
           ->capture_default_str()->check(CLI::PositiveNumber);

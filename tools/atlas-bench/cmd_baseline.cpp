@@ -106,6 +106,9 @@ int ratchet_cmd(const Options& o) {
   for (const auto& k : res.tightened) std::cout << "tightened " << k << " -> " << value_of(k) << "\n";
   for (const auto& k : res.added) std::cout << "added " << k << " = " << value_of(k) << "\n";
   for (const auto& k : res.frozen) std::cout << "frozen, not moved: " << k << "\n";
+  for (const auto& k : res.timed_not_stored)
+    std::cout << "timed, not moved: " << k << " (machine class " << b.machine_class
+              << " is not quiet: timed metrics are judged against the merge-base there)\n";
   if (res.tightened.empty() && res.added.empty()) {
     std::cout << "nothing to ratchet: no metric is significantly better\n";
     return 0;

@@ -62,6 +62,7 @@ struct RunArgs {
   std::string concurrency, rates, goodput;
   std::optional<double> burstiness, max_send_lag_ms;
   std::optional<int> num_prompts, input_len, output_len;
+  double inject_decode_delay_us = 0;  ///< test hook (the gate's head side); records with it never become baselines
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -167,6 +168,7 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
   eo.tokenizer = a.tokenizer;
   eo.backend.name = a.backend;
   eo.backend.threads = a.threads;
+  eo.backend.inject_decode_delay_us = a.inject_decode_delay_us;
   eo.backend = engine::backend_options_from_env(eo.backend);
 
   suites::SuiteSetRequest req;
@@ -230,6 +232,9 @@ const RegisterCommand kRun{{
                      "Drive an OpenAI-compatible server at this base URL (e.g. http://127.0.0.1:8000/v1) instead of "
                      "the in-process engine; --model gives the local tokenizer");
       sub.add_option("--api-key-env", a->api_key_env, "Environment variable holding the endpoint's API key");
+      sub.add_option("--inject-decode-delay-us", a->inject_decode_delay_us,
+                     "Test hook: sleep this many microseconds (fractions allowed) per decoded token")
+          ->check(CLI::NonNegativeNumber);
       sub.add_option("--served-model", a->served_model, "Model name to request (default: the first /v1/models lists)");
       sub.add_option("--context-length", a->context_length,
                      "Endpoint context in tokens (default: max_model_len, llama.cpp meta.n_ctx or /props)")

@@ -24,12 +24,12 @@ void add_gate_command_options(CLI::App& sub, GateCommandOptions& o) {
 }
 
 JudgedRun run_judged(const GateCommandOptions& o, const gates::GateConfig& cfg, const gates::Baseline& baseline,
-                     const records::MachineInfo& machine, const GlobalOptions& global) {
+                     const records::MachineInfo& machine, const GlobalOptions& global, bool wait_for_quiet) {
   JudgedRun j;
   // A missing model must not cost the settle wait: check the path the runner will open first.
   (void)model_to_open(o.engine.model, resolve_data_dir(global));
   // Before the engine exists: every GPU compute process seen now is foreign.
-  j.quiet = gate_quiet_box(cfg.quiet_box, o.allow_noisy);
+  j.quiet = gate_quiet_box(cfg.quiet_box, o.allow_noisy || !wait_for_quiet);
   for (const auto& why : j.quiet.reasons) std::cerr << "quiet-box: " << why << "\n";
   GateSuiteRunner runner(o.engine, resolve_data_dir(global), cfg.suite_config, cfg.gate, machine);
   gates::MonitorAttemptGuard guard(cfg.quiet_box);

@@ -44,9 +44,11 @@ struct JudgedRun {
 };
 
 /// Runs `cfg.suites` on the engine `o` names, judged against `baseline` (empty: nothing judged),
-/// and stamps record.gate_or_suite and record.quiet_box. Throws engine, suites and gates errors.
+/// and stamps record.gate_or_suite and record.quiet_box. `wait_for_quiet` false probes the box
+/// once instead of waiting for it to settle (nothing judged depends on it: no stored timed
+/// values on this machine class). Throws engine, suites and gates errors.
 JudgedRun run_judged(const GateCommandOptions& o, const gates::GateConfig& cfg, const gates::Baseline& baseline,
-                     const records::MachineInfo& machine, const GlobalOptions& global);
+                     const records::MachineInfo& machine, const GlobalOptions& global, bool wait_for_quiet = true);
 
 /// The report the text and markdown printers take (merge_base left empty).
 gates::GateReport gate_report(const std::string& title, const records::MachineInfo& machine,

@@ -20,7 +20,7 @@ namespace atlas::cli {
 struct EngineChoice {
   std::string backend = "cpu";
   std::string model;                ///< "" = <data-dir>/models/stories260K/stories260K.bin
-  int inject_decode_delay_us = 0;   ///< test hook: slows every decode step (gate self-test)
+  double inject_decode_delay_us = 0;  ///< test hook: sleeps per decode step (gate self-test); head side only
 };
 
 /// The model a gate runs when none is given: stories260K under the data directory.

@@ -1,0 +1,44 @@
+#pragma once
+// The base side of the timed judgement: the atlas-bench binary of the merge-base commit, built
+// once per commit in a cache folder (a detached git worktree `<cache>/<commit12>/src`, built in
+// its own `build/` with the head build's generator, build type and CUDA setting, through ccache
+// with CCACHE_BASEDIR at the worktree, so the relative paths match the head build's and the
+// objects of unchanged files are cache hits). A lock file serialises two gates building the
+// same commit. Gates never run a model: this only builds a program (git, cmake).
+#include <filesystem>
+#include <string>
+
+namespace atlas::gates {
+
+struct BaseBuildRequest {
+  std::filesystem::path repo;         ///< a directory inside the checkout
+  std::string commit;                 ///< the merge-base commit (full sha)
+  std::filesystem::path cache_dir;    ///< where worktrees and builds are kept
+  std::filesystem::path head_build_dir;  ///< the running binary's build tree (its CMakeCache.txt is copied from), may be empty
+  int jobs = 0;                       ///< build parallelism (0: online cores)
+};
+
+struct BaseBuild {
+  std::filesystem::path binary;  ///< empty when the build failed
+  bool cached = false;           ///< an earlier build of this commit was reused
+  double seconds = 0;            ///< wall time spent here (worktree + configure + build)
+  std::string error;             ///< why there is no binary (with the build output's tail)
+  std::string log;               ///< what was done, one line
+};
+
+/// Builds (or finds) the atlas-bench binary of `r.commit`. Never throws for a failed build: the
+/// caller reports `error` (the timed judgement is then inconclusive).
+BaseBuild build_base(const BaseBuildRequest& r);
+
+/// The default cache folder: `$ATLAS_GATE_CACHE` when set, else `<head_build_dir>/gate-base`
+/// when the head build tree is known, else `$XDG_CACHE_HOME` (or ~/.cache)`/atlas-bench/gate-base`.
+std::filesystem::path default_base_cache_dir(const std::filesystem::path& head_build_dir);
+
+/// The build tree of the running binary: the nearest parent of /proc/self/exe holding a
+/// CMakeCache.txt; empty when there is none.
+std::filesystem::path running_build_dir();
+
+/// A value from a CMakeCache.txt ("KEY:TYPE=VALUE"), or "" when absent.
+std::string cmake_cache_value(const std::filesystem::path& cache_file, const std::string& key);
+
+}  // namespace atlas::gates

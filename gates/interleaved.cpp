@@ -1,0 +1,234 @@
+#include "gates/interleaved.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "records/stats.hpp"
+
+namespace atlas::gates {
+namespace {
+
+std::string pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * x);
+  return buf;
+}
+
+double steady_now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double wait_share(const SideRun& r) {
+  const double rq = r.wall_s > 0 ? r.run_queue_wait_s / r.wall_s : 0;
+  return std::max(rq, r.steal_share);
+}
+
+struct Series {
+  std::vector<double> base, head;
+  std::string unit;
+  records::Better better = records::Better::lower;
+  std::string missing;  ///< why the metric could not be judged
+};
+
+}  // namespace
+
+const char* to_string(Side s) { return s == Side::base ? "base" : "head"; }
+
+const char* to_string(TimedStatus s) {
+  switch (s) {
+    case TimedStatus::regression: return "regression";
+    case TimedStatus::pass: return "pass";
+    case TimedStatus::undecided: return "undecided";
+    case TimedStatus::noisy: return "not gated";
+    case TimedStatus::load: return "inconclusive";
+    case TimedStatus::missing: return "missing";
+  }
+  return "?";
+}
+
+TimedVerdict classify(const TimedMetric& m, const records::PairedVerdict& v, int disturbed, int rounds_run,
+                      const InterleavedSettings& s) {
+  TimedVerdict t;
+  t.metric = m;
+  t.paired = v;
+  const bool too_much_load = rounds_run > 0 && disturbed > s.max_disturbed_share * rounds_run;
+  const std::string load_text = std::to_string(disturbed) + " of " + std::to_string(rounds_run) +
+                                " rounds were disturbed by load (a side waited for a CPU more than " +
+                                pct(s.max_wait_share) + " of its run)";
+  if (v.status == records::PairedStatus::regression) {
+    if (too_much_load) {
+      t.status = TimedStatus::load;
+      t.why = v.why + "; but " + load_text + ": a regression measured under load is not trusted";
+    } else {
+      t.status = TimedStatus::regression;
+      t.why = v.why;
+    }
+  } else if (v.rules_out_regression) {
+    t.status = TimedStatus::pass;
+    t.why = v.why;
+  } else if (too_much_load) {
+    t.status = TimedStatus::load;
+    t.why = v.why + "; " + load_text;
+  } else if (std::isfinite(v.mde) && v.mde > m.tolerance) {
+    t.status = TimedStatus::noisy;
+    t.why = "not gated: noise " + pct(v.mde) + " > tolerance " + pct(m.tolerance) + " (minimum detectable effect at " +
+            std::to_string(v.rounds) + " rounds from the A/A spread " + pct(v.aa_noise) + " of the base runs); " + v.why;
+  } else {
+    t.status = TimedStatus::undecided;
+    t.why = v.why;
+  }
+  return t;
+}
+
+Overall overall_of(const std::vector<TimedVerdict>& verdicts) {
+  bool inconclusive = false;
+  for (const auto& v : verdicts) {
+    if (v.status == TimedStatus::regression) return Overall::regression;
+    if (v.status != TimedStatus::pass) inconclusive = true;
+  }
+  return inconclusive ? Overall::inconclusive : Overall::pass;
+}
+
+InterleavedOutcome run_interleaved(const InterleavedSettings& s, const RunSide& run_side,
+                                   const records::StoppingRule& stop, const std::function<double()>& now_s) {
+  const auto now = now_s ? now_s : std::function<double()>(steady_now_s);
+  InterleavedOutcome out;
+  out.stopping_rule = stop.describe();
+  std::vector<Series> series(s.metrics.size());
+  const double t0 = now();
+  int judged = 0;
+  auto judge_all = [&] {
+    std::vector<records::PairedVerdict> vs;
+    for (std::size_t i = 0; i < s.metrics.size(); ++i) {
+      if (!series[i].missing.empty()) {
+        records::PairedVerdict v;  // undecided, nothing to judge
+        v.tolerance = s.metrics[i].tolerance;
+        v.rules_out_regression = true;  // a missing metric cannot be decided by more rounds: don't wait on it
+        vs.push_back(v);
+        continue;
+      }
+      vs.push_back(records::judge_paired(series[i].base, series[i].head, series[i].better, s.metrics[i].tolerance,
+                                         s.paired));
+    }
+    return vs;
+  };
+  for (int round = 0;; ++round) {
+    RoundLog log;
+    log.round = round;
+    log.head_first = round % 2 == 1;
+    SideRun runs[2];  // [0] base, [1] head
+    const Side order[2] = {log.head_first ? Side::head : Side::base, log.head_first ? Side::base : Side::head};
+    for (Side side : order) {
+      SideRun r = run_side(side, round);
+      if (r.failure.empty() && !r.record.valid)
+        r.failure = "the run is invalid: " + r.record.invalid_reason;
+      if (!r.failure.empty()) {
+        out.failure = std::string(to_string(side)) + " side, round " + std::to_string(round + 1) + ": " + r.failure;
+        break;
+      }
+      runs[side == Side::base ? 0 : 1] = std::move(r);
+    }
+    if (!out.failure.empty()) {
+      log.why = out.failure;
+      out.rounds.push_back(log);
+      break;
+    }
+    log.base_wall_s = runs[0].wall_s;
+    log.head_wall_s = runs[1].wall_s;
+    log.base_wait_share = wait_share(runs[0]);
+    log.head_wait_share = wait_share(runs[1]);
+    log.disturbed = std::max(log.base_wait_share, log.head_wait_share) > s.max_wait_share;
+    if (log.disturbed) {
+      ++out.disturbed_rounds;
+      log.why = "base waited " + pct(log.base_wait_share) + ", head " + pct(log.head_wait_share) + " of its run";
+    } else {
+      ++judged;
+      for (std::size_t i = 0; i < s.metrics.size(); ++i) {
+        Series& se = series[i];
+        if (!se.missing.empty()) continue;
+        const records::Metric* mb = find_metric(runs[0].record, s.metrics[i].key);
+        const records::Metric* mh = find_metric(runs[1].record, s.metrics[i].key);
+        if (mb == nullptr || mb->samples.empty() || mh == nullptr || mh->samples.empty()) {
+          se.missing = std::string("no samples of ") + s.metrics[i].key + " from the " +
+                       (mb == nullptr || mb->samples.empty() ? "base" : "head") + " side";
+          continue;
+        }
+        se.unit = mb->unit;
+        se.better = mb->better;
+        se.base.push_back(records::stats::median(mb->samples));
+        se.head.push_back(records::stats::median(mh->samples));
+      }
+    }
+    out.rounds.push_back(log);
+    if ((round + 1) % 2 != 0) continue;  // judge after each AB BA pair
+    records::RoundState st;
+    st.rounds = judged;
+    st.rounds_run = round + 1;
+    st.elapsed_s = now() - t0;
+    st.verdicts = judge_all();
+    if (auto why = stop.should_stop(st)) {
+      out.stop_reason = *why;
+      break;
+    }
+  }
+  out.elapsed_s = now() - t0;
+  const int rounds_run = static_cast<int>(out.rounds.size());
+  const auto final_verdicts = judge_all();
+  for (std::size_t i = 0; i < s.metrics.size(); ++i) {
+    TimedVerdict t;
+    if (!series[i].missing.empty()) {
+      t.metric = s.metrics[i];
+      t.status = TimedStatus::missing;
+      t.why = series[i].missing;
+    } else {
+      t = classify(s.metrics[i], final_verdicts[i], out.disturbed_rounds, rounds_run, s);
+      t.unit = series[i].unit;
+      t.better = series[i].better;
+      if (!series[i].base.empty()) {
+        t.base_median = records::stats::median(series[i].base);
+        t.head_median = records::stats::median(series[i].head);
+      }
+    }
+    if (!out.failure.empty() && t.status != TimedStatus::regression) {
+      t.status = TimedStatus::undecided;
+      t.why = "stopped early: " + out.failure + "; " + t.why;
+    }
+    out.verdicts.push_back(std::move(t));
+  }
+  out.overall = overall_of(out.verdicts);
+  if (!out.failure.empty() && out.overall == Overall::pass) out.overall = Overall::inconclusive;
+  return out;
+}
+
+nlohmann::json to_json(const InterleavedOutcome& o) {
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const auto& v : o.verdicts) {
+    auto opt = [](const std::optional<double>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); };
+    verdicts.push_back({{"metric", v.metric.key},
+                        {"tolerance", v.metric.tolerance},
+                        {"unit", v.unit},
+                        {"better", records::to_string(v.better)},
+                        {"verdict", to_string(v.status)},
+                        {"base_median", opt(v.base_median)},
+                        {"head_median", opt(v.head_median)},
+                        {"paired", records::to_json(v.paired)},
+                        {"why", v.why}});
+  }
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const auto& r : o.rounds) {
+    rounds.push_back({{"round", r.round},
+                      {"order", r.head_first ? "head,base" : "base,head"},
+                      {"base_wall_s", r.base_wall_s},
+                      {"head_wall_s", r.head_wall_s},
+                      {"base_wait_share", r.base_wait_share},
+                      {"head_wait_share", r.head_wait_share},
+                      {"disturbed", r.disturbed},
+                      {"why", r.why}});
+  }
+  return {{"overall", to_string(o.overall)}, {"verdicts", verdicts},     {"rounds", rounds},
+          {"disturbed_rounds", o.disturbed_rounds}, {"stop_reason", o.stop_reason}, {"elapsed_s", o.elapsed_s},
+          {"failure", o.failure},       {"stopping_rule", o.stopping_rule}};
+}
+
+}  // namespace atlas::gates

@@ -1,0 +1,183 @@
+// The gate's timed judgement loop (gates/interleaved.hpp) over synthetic sides: order, paired
+// verdicts, load, failures, caps; and the "timed" gate-config section.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "gates/config.hpp"
+#include "gates/error.hpp"
+#include "gates/interleaved.hpp"
+#include "gates/timed_config.hpp"
+#include "tests/gates/gate_fixtures.hpp"
+
+using namespace atlas;
+using namespace atlas::gates;
+
+namespace {
+
+/// A side runner whose head is `shift` slower than its base, with relative noise and optional
+/// load on some rounds; logs the order sides ran in.
+struct FakeSides {
+  double shift = 0, noise = 0.005;
+  std::mt19937_64 rng{11};
+  std::vector<std::string> order;
+  std::function<bool(Side, int)> loaded = [](Side, int) { return false; };
+  std::function<std::string(Side, int)> fail = [](Side, int) { return std::string(); };
+  double z() {
+    const double u1 = (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;
+    const double u2 = (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+  }
+  SideRun operator()(Side side, int round) {
+    order.push_back(side == Side::base ? "A" : "B");
+    SideRun r;
+    r.failure = fail(side, round);
+    const double v = 55 * (side == Side::head ? 1 + shift : 1) * (1 + noise * z());
+    r.record = test::record_with("decode-anatomy", "us_per_token", test::metric({v, v * 1.001, v * 0.999},
+                                                                                records::MetricKind::timed,
+                                                                                records::Better::lower, "us"));
+    r.wall_s = 1;
+    r.run_queue_wait_s = loaded(side, round) ? 0.4 : 0.001;
+    return r;
+  }
+};
+
+InterleavedSettings settings() {
+  InterleavedSettings s;
+  s.metrics = {{"decode-anatomy/us_per_token", 0.03}};
+  return s;
+}
+
+RunSide runner(FakeSides& f) {
+  return [&f](Side s, int r) { return f(s, r); };
+}
+
+const records::DecidedOrCap kGateStop(records::Question::regression, 8, 40, 1e9, {}, 0.25);
+
+}  // namespace
+
+TEST_CASE("interleaved: AB BA order, a planted 5% slowdown is a regression") {
+  FakeSides f;
+  f.shift = 0.05;
+  const auto o = run_interleaved(settings(), runner(f), kGateStop);
+  REQUIRE(o.verdicts.size() == 1);
+  CHECK(o.verdicts[0].status == TimedStatus::regression);
+  CHECK(o.overall == Overall::regression);
+  CHECK(o.rounds.size() == 8);  // decided at the first look
+  CHECK(o.stop_reason == "every metric decided");
+  CHECK(std::vector<std::string>(f.order.begin(), f.order.begin() + 6) ==
+        std::vector<std::string>{"A", "B", "B", "A", "A", "B"});
+  CHECK(o.verdicts[0].unit == "us");
+  CHECK(*o.verdicts[0].head_median / *o.verdicts[0].base_median == doctest::Approx(1.05).epsilon(0.01));
+  CHECK(to_json(o)["verdicts"][0]["verdict"] == "regression");
+}
+
+TEST_CASE("interleaved: unchanged code passes") {
+  FakeSides f;
+  const auto o = run_interleaved(settings(), runner(f), kGateStop);
+  CHECK(o.verdicts[0].status == TimedStatus::pass);
+  CHECK(o.overall == Overall::pass);
+  CHECK(o.verdicts[0].paired.ci_hi < 0.03);
+}
+
+TEST_CASE("interleaved: load during the run makes a regression inconclusive, never 1") {
+  // Two gates at once, or a build beside: the head side waited for a CPU in most rounds. The
+  // planted slowdown is real, but a regression measured under load is not trusted.
+  FakeSides f;
+  f.shift = 0.05;
+  f.loaded = [](Side s, int r) { return s == Side::head && r % 3 != 0; };
+  const auto o = run_interleaved(settings(), runner(f), kGateStop);
+  CHECK(o.disturbed_rounds > 0);
+  CHECK(o.overall == Overall::inconclusive);
+  CHECK(o.verdicts[0].status == TimedStatus::load);
+  CHECK(o.verdicts[0].why.find("disturbed by load") != std::string::npos);
+  CHECK(o.stop_reason.find("load:") == 0);
+  // A few disturbed rounds (under a quarter) are dropped and the rest decide.
+  FakeSides g;
+  g.shift = 0.05;
+  g.loaded = [](Side s, int r) { return s == Side::base && r == 2; };
+  const auto p = run_interleaved(settings(), runner(g), kGateStop);
+  CHECK(p.disturbed_rounds == 1);
+  CHECK(p.overall == Overall::regression);
+  CHECK(p.verdicts[0].paired.rounds == static_cast<int>(p.rounds.size()) - 1);
+}
+
+TEST_CASE("interleaved: noise above the tolerance is reported as not gated, never passed") {
+  FakeSides f;
+  f.noise = 0.15;
+  const records::DecidedOrCap stop(records::Question::regression, 8, 16, 1e9);
+  const auto o = run_interleaved(settings(), runner(f), stop);
+  CHECK(o.verdicts[0].status == TimedStatus::noisy);
+  CHECK(o.overall == Overall::inconclusive);
+  CHECK(o.verdicts[0].why.find("not gated: noise ") == 0);
+  CHECK(o.verdicts[0].why.find("> tolerance 3.00%") != std::string::npos);
+}
+
+TEST_CASE("interleaved: a failing side ends the loop inconclusive with the reason") {
+  FakeSides f;
+  f.fail = [](Side s, int r) { return s == Side::base && r == 3 ? std::string("base binary exited 3: boom") : std::string(); };
+  const auto o = run_interleaved(settings(), runner(f), kGateStop);
+  CHECK(o.overall == Overall::inconclusive);
+  CHECK(o.failure.find("base side, round 4: base binary exited 3: boom") == 0);
+  CHECK(o.verdicts[0].status == TimedStatus::undecided);
+}
+
+TEST_CASE("interleaved: a metric one side lacks is missing (inconclusive)") {
+  FakeSides f;
+  auto s = settings();
+  s.metrics.push_back({"ttft/ttft_ms/cold/len=64", 0.05});
+  const auto o = run_interleaved(s, runner(f), kGateStop);
+  REQUIRE(o.verdicts.size() == 2);
+  CHECK(o.verdicts[1].status == TimedStatus::missing);
+  CHECK(o.verdicts[1].why == "no samples of ttft/ttft_ms/cold/len=64 from the base side");
+  CHECK(o.overall == Overall::inconclusive);
+}
+
+TEST_CASE("interleaved: the time cap stops the rounds") {
+  FakeSides f;
+  f.noise = 0.03;  // undecided for a while
+  double clock = 0;
+  const records::DecidedOrCap stop(records::Question::regression, 8, 40, 30);
+  const auto o = run_interleaved(settings(), [&](Side s, int r) { clock += 2; return f(s, r); }, stop,
+                                 [&] { return clock; });
+  CHECK(o.rounds.size() <= 8);
+  CHECK(o.stop_reason.find("time cap") == 0);
+}
+
+TEST_CASE("timed gate config: parsed and validated with the field named") {
+  const nlohmann::json j = {{"suites", {"decode-anatomy"}},
+                            {"metrics", {{"decode-anatomy/us_per_token", 0.03}}},
+                            {"max_rounds", 30}};
+  const FieldReader r("pr.json");
+  const auto c = parse_timed_config(r, j, "timed");
+  CHECK(c.enabled);
+  CHECK(c.min_rounds == 8);
+  CHECK(c.max_rounds == 30);
+  CHECK(c.metrics.size() == 1);
+  CHECK(c.metrics[0].tolerance == 0.03);
+  auto bad = j;
+  bad["min_rounds"] = 5;
+  CHECK_THROWS_WITH_AS(parse_timed_config(r, bad, "timed"), doctest::Contains("timed.min_rounds"), GateError);
+  bad = j;
+  bad["metrics"] = {{"ttft/ttft_ms", 0.03}};
+  CHECK_THROWS_WITH_AS(parse_timed_config(r, bad, "timed"), doctest::Contains("of one of the section's suites"), GateError);
+  bad = j;
+  bad["metrics"] = {{"decode-anatomy/us_per_token", 3}};
+  CHECK_THROWS_WITH_AS(parse_timed_config(r, bad, "timed"), doctest::Contains("must be in (0, 1)"), GateError);
+  bad = j;
+  bad["rounds"] = 5;
+  CHECK_THROWS_WITH_AS(parse_timed_config(r, bad, "timed"), doctest::Contains("unknown field"), GateError);
+}
+
+TEST_CASE("the committed pr gate config judges timed metrics against the merge-base on every CPU class") {
+  const auto cfg = load_gate_config(std::filesystem::path(ATLAS_SOURCE_DIR) / "gates" / "config" / "pr.json");
+  CHECK(cfg.timed.enabled);
+  CHECK_FALSE(timed_baselines_gated(cfg, "cpu-2c-x86_64"));
+  bool has_decode = false;
+  for (const auto& m : cfg.timed.metrics) has_decode |= m.key == "decode-anatomy/us_per_token";
+  CHECK(has_decode);
+  GateConfig no_timed;
+  CHECK(timed_baselines_gated(no_timed, "cpu-2c-x86_64"));
+}

@@ -1,0 +1,79 @@
+// End to end: `atlas-bench gate --timed-only` with the base side given as a binary (--base-bin:
+// this same build, so the two sides differ only by the planted delay on the head side). A big
+// planted slowdown must fail the gate (exit 1); no delay must never (exit 0, or 2 when the box
+// is too loaded to decide). Short suites and few rounds: the statistics are tested in
+// tests/records/paired_judgement_test.cpp, this tests the plumbing (subprocesses, order, the
+// hook reaching only the head side, exit codes, the printed table).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/atomic_file.hpp"
+#include "gates/process.hpp"
+#include "records/record_io.hpp"
+#include "records/store.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas;
+
+namespace {
+
+const char* kSuiteConfig = R"({
+  "name": "gate-timed-test",
+  "description": "tiny: the e2e test of the timed gate",
+  "seed": 1,
+  "suites": {"decode-anatomy": {"warmup": 1, "repetitions": 3, "prompt_tokens": 8, "decode_tokens": 32}}
+})";
+
+std::string gate_config(const std::string& suite_config) {
+  return R"({
+  "schema_version": 1, "gate": "pr", "suites": ["decode-anatomy"],
+  "timed": {
+    "suite_config": ")" + suite_config + R"(",
+    "suites": ["decode-anatomy"],
+    "metrics": {"decode-anatomy/us_per_token": 0.05},
+    "min_rounds": 8, "max_rounds": 8, "time_cap_s": 300,
+    "max_wait_share": 0.95, "max_disturbed_share": 0.9
+  }
+})";
+}
+
+}  // namespace
+
+TEST_CASE("gate --timed-only: a planted delay on the head side fails the gate, none does not") {
+  const char* exe = std::getenv("ATLAS_BENCH_EXE");
+  if (!exe || !*exe || !std::filesystem::exists(exe)) {
+    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    return;
+  }
+  const auto dir = test::scratch_dir("gates_timed_cli");
+  write_file_atomic(dir / "suites.json", kSuiteConfig);
+  write_file_atomic(dir / "gate.json", gate_config((dir / "suites.json").string()));
+  auto gate = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {exe, "gate", "--config", "gate.json", "--timed-only", "--base-bin", exe,
+                                     "--baselines-dir", "b", "--store", "store"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return gates::run_process(argv, dir);
+  };
+  // +200 us on a ~50 us token: far beyond any noise, so 8 rounds decide it even on a busy box.
+  auto res = gate({"--inject-decode-delay-us", "200"});
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 1);
+  CHECK(res.out.find("decode-anatomy/us_per_token") != std::string::npos);
+  CHECK(res.out.find("regression") != std::string::npos);
+  CHECK(res.out.find("merge-base build: skipped, base binary given") != std::string::npos);
+  CHECK(res.out.find("test hook: head decode delayed 200 us per token") != std::string::npos);
+  // The hook slowed the head side only: the base median stays near the undelayed time.
+  const auto files = records::list_records(dir / "store");
+  REQUIRE(files.size() == 1);
+  const auto rec = records::read_record(files[0].path);
+  const auto& v = rec.verdicts["timed"]["outcome"]["verdicts"][0];
+  CHECK(v["head_median"].get<double>() > v["base_median"].get<double>() + 100);
+
+  res = gate({});
+  INFO(res.out, res.err);
+  CHECK((res.exit_status == 0 || res.exit_status == 2));
+  CHECK(res.out.find("result: regression") == std::string::npos);
+}

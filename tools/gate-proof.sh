@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# A benchmark of the gate itself (issue 13): how often the timed judgement against the
+# merge-base cries wolf on unchanged code, and how often it catches a planted slowdown of 5% of
+# the decode time per token. Runs `atlas-bench gate --timed-only` N times per kind, the two kinds
+# alternating (unchanged, planted, unchanged, ...) so both see the same box, optionally with
+# single-threaded CPU burners beside it, and prints a table of exit codes with the targets
+# (exit 1 <= 2.5% and exit 2 <= 10% unchanged; exit 1 >= 95% planted).
+#
+#   tools/gate-proof.sh [-n RUNS_PER_KIND] [-p PERCENT] [-d DELAY_US] [-l BURNERS] [-o OUT_DIR]
+#                       [-b ATLAS_BENCH] [-- extra gate args]
+#
+# -p: the planted slowdown as a percent of decode time per token (default 5): the delay is
+#     calibrated from the base side's us_per_token in the first unchanged run; -d overrides it.
+# -l: start this many `sha256sum /dev/zero` burners (one core each) for the whole proof.
+# Each run's line goes to OUT_DIR/runs.tsv (kind, exit, wall s, rounds, change %, MDE %, verdict,
+# load average); the table goes to stdout and OUT_DIR/summary.txt. Run from the checkout root
+# after `make build`; the first run builds the merge-base (cached, its time on its own line).
+set -euo pipefail
+
+runs=40 percent=5 delay="" burners=0 out="" bench="build/tools/atlas-bench"
+while getopts "n:p:d:l:o:b:" opt; do
+  case $opt in
+    n) runs=$OPTARG ;; p) percent=$OPTARG ;; d) delay=$OPTARG ;; l) burners=$OPTARG ;;
+    o) out=$OPTARG ;; b) bench=$OPTARG ;;
+    *) sed -n '2,20p' "$0"; exit 3 ;;
+  esac
+done
+shift $((OPTIND - 1))
+extra=("$@")
+[ -x "$bench" ] || { echo "gate-proof: $bench is not built (make build)" >&2; exit 3; }
+out=${out:-gate-proof-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out"
+store="$out/store"
+tsv="$out/runs.tsv"
+printf 'kind\texit\twall_s\trounds\tchange_pct\tmde_pct\tverdict\tload1\tdelay_us\n' > "$tsv"
+
+burner_pids=()
+cleanup() { for p in "${burner_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+for ((i = 0; i < burners; i++)); do
+  sha256sum /dev/zero >/dev/null 2>&1 &
+  burner_pids+=($!)
+done
+
+# Reads the newest record in the store: rounds, us_per_token change %, MDE %, verdict.
+summary_of_last_record() {
+  python3 - "$store" <<'PY'
+import glob, json, os, sys
+files = sorted(glob.glob(os.path.join(sys.argv[1], "**", "*.json"), recursive=True), key=os.path.getmtime)
+if not files:
+    print("-\t-\t-\tno-record"); sys.exit()
+t = json.load(open(files[-1])).get("verdicts", {}).get("timed", {})
+o = t.get("outcome") or {}
+v = next((v for v in o.get("verdicts", []) if v["metric"] == "decode-anatomy/us_per_token"), None)
+if v is None:
+    print("-\t-\t-\t" + (t.get("skipped_reason") or "no-verdict").replace("\t", " ")[:80]); sys.exit()
+p = v["paired"]
+fmt = lambda x: "-" if x is None else "%.2f" % (100 * x)
+print("%d\t%s\t%s\t%s\t%s" % (len(o.get("rounds", [])), fmt(p.get("change")), fmt(p.get("mde")), v["verdict"].replace(" ", "-"),
+      "%.2f" % v["base_median"] if v.get("base_median") else "-"))
+PY
+}
+
+one_run() {  # kind delay -> appends a line, echoes the exit code
+  local kind=$1 d=$2 t0 t1 rc load
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  t0=$(date +%s.%N)
+  set +e
+  if [ "$d" = "0" ]; then
+    "$bench" gate --timed-only --store "$store" "${extra[@]}" >"$out/last-$kind.out" 2>"$out/last-$kind.err"
+  else
+    "$bench" gate --timed-only --store "$store" --inject-decode-delay-us "$d" "${extra[@]}" \
+      >"$out/last-$kind.out" 2>"$out/last-$kind.err"
+  fi
+  rc=$?
+  set -e
+  t1=$(date +%s.%N)
+  local s
+  s=$(summary_of_last_record)
+  printf '%s\t%d\t%.1f\t%s\t%s\t%s\n' "$kind" "$rc" "$(echo "$t1 - $t0" | bc)" "$(echo "$s" | cut -f1-4)" "$load" "$d" >> "$tsv"
+  grep -h "^merge-base build" "$out/last-$kind.out" | head -1 >> "$out/build-lines.txt" || true
+  echo "$rc"
+}
+
+echo "gate-proof: $runs runs per kind, planted ${delay:-$percent% of decode time} per token, $burners burner(s) beside, $(nproc) cores, $(date -u +%FT%TZ)"
+for ((i = 1; i <= runs; i++)); do
+  rc=$(one_run unchanged 0)
+  if [ -z "$delay" ]; then
+    base=$(summary_of_last_record | cut -f5)
+    if [ "$base" = "-" ]; then
+      echo "gate-proof: the first unchanged run gave no us_per_token (exit $rc): see $out/last-unchanged.out" >&2
+      exit 3
+    fi
+    delay=$(python3 -c "print(round($base * $percent / 100, 3))")
+    echo "gate-proof: base us_per_token $base us -> planted delay $delay us per token ($percent%)"
+  fi
+  rc2=$(one_run planted "$delay")
+  echo "run $i: unchanged exit $rc, planted exit $rc2  (load1 $(cut -d' ' -f1 /proc/loadavg))"
+done
+
+python3 - "$tsv" <<'PY' | tee "$out/summary.txt"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+print("\n%-10s %5s %6s %6s %6s %8s %8s %10s %12s %12s" % ("kind", "runs", "exit0", "exit1", "exit2", "exit1 %", "exit2 %",
+                                                             "median s", "median chg%", "median load"))
+for kind, target in (("unchanged", "target: exit1 <= 2.5%, exit2 <= 10%"), ("planted", "target: exit1 >= 95%")):
+    rs = [r for r in rows if r["kind"] == kind]
+    if not rs:
+        continue
+    n = len(rs)
+    c = {e: sum(r["exit"] == str(e) for r in rs) for e in (0, 1, 2, 3)}
+    chg = [float(r["change_pct"]) for r in rs if r["change_pct"] not in ("-", "")]
+    print("%-10s %5d %6d %6d %6d %7.1f%% %7.1f%% %10.1f %12s %12.2f   %s" % (
+        kind, n, c[0], c[1], c[2], 100 * c[1] / n, 100 * c[2] / n, statistics.median(float(r["wall_s"]) for r in rs),
+        "%.2f" % statistics.median(chg) if chg else "-", statistics.median(float(r["load1"]) for r in rs), target))
+    if c[3]:
+        print("  %d runs exited 3 (usage/input error): see the .err files" % c[3])
+PY
+echo "runs: $tsv"
