@@ -236,7 +236,7 @@ TEST_CASE("DecodeDelay: fractional microseconds add up exactly over many tokens"
   for (int i = 0; i < 4000; ++i) d.on_decode_step();
   const double ms = static_cast<double>(atlas::now_ns() - t0) / 1e6;
   CHECK(ms >= 10.0 - DecodeDelay::kMinSleepNs / 1e6);
-  CHECK(ms < 10.0 + 5.0);  // the last sleep's oversleep, generous for a loaded box
+  CHECK(ms < 40.0);  // the last sleep's oversleep, generous for a loaded box (a 20 us floor per token would be 80 ms)
   DecodeDelay off;
   off.set(-1);
   CHECK(off.us() == 0);
