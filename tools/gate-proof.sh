@@ -8,6 +8,7 @@
 #
 #   tools/gate-proof.sh [-n RUNS_PER_KIND] [-p PERCENT] [-d DELAY_US] [-l BURNERS] [-o OUT_DIR]
 #                       [-b ATLAS_BENCH] [-- extra gate args]
+#   tools/gate-proof.sh -s OUT_DIR      # the table of the runs so far (a proof stopped early)
 #
 # -p: the planted slowdown as a percent of decode time per token (default 5): the delay is
 #     calibrated from the base side's us_per_token in the first unchanged run; -d overrides it.
@@ -17,15 +18,36 @@
 # after `make build`; the first run builds the merge-base (cached, its time on its own line).
 set -euo pipefail
 
-runs=40 percent=5 delay="" burners=0 out="" bench="build/tools/atlas-bench"
-while getopts "n:p:d:l:o:b:" opt; do
+runs=40 percent=5 delay="" burners=0 out="" bench="build/tools/atlas-bench" summary_only=""
+while getopts "n:p:d:l:o:b:s:" opt; do
   case $opt in
     n) runs=$OPTARG ;; p) percent=$OPTARG ;; d) delay=$OPTARG ;; l) burners=$OPTARG ;;
-    o) out=$OPTARG ;; b) bench=$OPTARG ;;
+    o) out=$OPTARG ;; b) bench=$OPTARG ;; s) summary_only=$OPTARG ;;
     *) sed -n '2,20p' "$0"; exit 3 ;;
   esac
 done
 shift $((OPTIND - 1))
+summarize() {
+python3 - "$1" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+print("\n%-10s %5s %6s %6s %6s %8s %8s %10s %12s %12s" % ("kind", "runs", "exit0", "exit1", "exit2", "exit1 %", "exit2 %",
+                                                             "median s", "median chg%", "median load"))
+for kind, target in (("unchanged", "target: exit1 <= 2.5%, exit2 <= 10%"), ("planted", "target: exit1 >= 95%")):
+    rs = [r for r in rows if r["kind"] == kind]
+    if not rs:
+        continue
+    n = len(rs)
+    c = {e: sum(r["exit"] == str(e) for r in rs) for e in (0, 1, 2, 3)}
+    chg = [float(r["change_pct"]) for r in rs if r["change_pct"] not in ("-", "")]
+    print("%-10s %5d %6d %6d %6d %7.1f%% %7.1f%% %10.1f %12s %12.2f   %s" % (
+        kind, n, c[0], c[1], c[2], 100 * c[1] / n, 100 * c[2] / n, statistics.median(float(r["wall_s"]) for r in rs),
+        "%.2f" % statistics.median(chg) if chg else "-", statistics.median(float(r["load1"]) for r in rs), target))
+    if c[3]:
+        print("  %d runs exited 3 (usage/input error): see the .err files" % c[3])
+PY
+}
+if [ -n "$summary_only" ]; then summarize "$summary_only/runs.tsv"; exit 0; fi
 extra=("$@")
 [ -x "$bench" ] || { echo "gate-proof: $bench is not built (make build)" >&2; exit 3; }
 out=${out:-gate-proof-$(date -u +%Y%m%dT%H%M%SZ)}
@@ -98,22 +120,5 @@ for ((i = 1; i <= runs; i++)); do
   echo "run $i: unchanged exit $rc, planted exit $rc2  (load1 $(cut -d' ' -f1 /proc/loadavg))"
 done
 
-python3 - "$tsv" <<'PY' | tee "$out/summary.txt"
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-print("\n%-10s %5s %6s %6s %6s %8s %8s %10s %12s %12s" % ("kind", "runs", "exit0", "exit1", "exit2", "exit1 %", "exit2 %",
-                                                             "median s", "median chg%", "median load"))
-for kind, target in (("unchanged", "target: exit1 <= 2.5%, exit2 <= 10%"), ("planted", "target: exit1 >= 95%")):
-    rs = [r for r in rows if r["kind"] == kind]
-    if not rs:
-        continue
-    n = len(rs)
-    c = {e: sum(r["exit"] == str(e) for r in rs) for e in (0, 1, 2, 3)}
-    chg = [float(r["change_pct"]) for r in rs if r["change_pct"] not in ("-", "")]
-    print("%-10s %5d %6d %6d %6d %7.1f%% %7.1f%% %10.1f %12s %12.2f   %s" % (
-        kind, n, c[0], c[1], c[2], 100 * c[1] / n, 100 * c[2] / n, statistics.median(float(r["wall_s"]) for r in rs),
-        "%.2f" % statistics.median(chg) if chg else "-", statistics.median(float(r["load1"]) for r in rs), target))
-    if c[3]:
-        print("  %d runs exited 3 (usage/input error): see the .err files" % c[3])
-PY
+summarize "$tsv" | tee "$out/summary.txt"
 echo "runs: $tsv"
