@@ -340,11 +340,11 @@ TargetResponse EndpointTarget::attempt(const TargetRequest& req, HttpClient& cli
   OpenAiStreamReader reader;
   std::vector<SseEvent> events;
   std::int64_t t_done_ns = 0;
-  HttpResponse res = client.perform(r, [&](std::string_view bytes, std::int64_t t_ns) {
+  HttpResponse res = client.perform(r, [&](std::string_view bytes, std::int64_t t_ns, std::uint64_t wake) {
     events.clear();
     parser.feed(bytes, events);
     for (const auto& ev : events) {
-      reader.on_event(ev, t_ns);
+      reader.on_event(ev, t_ns, wake);
       if (reader.done() && t_done_ns == 0) t_done_ns = t_ns;
     }
     if (parser.overflow()) {
@@ -387,7 +387,7 @@ TargetResponse EndpointTarget::attempt(const TargetRequest& req, HttpClient& cli
   const auto& chunks = reader.chunks();
   const ChunkTokenCounts counts = chunk_token_counts(reader, opts_.tokenizer.get());
   std::vector<ChunkArrival> arrivals(chunks.size());
-  for (std::size_t i = 0; i < chunks.size(); ++i) arrivals[i] = {chunks[i].t_ns, counts.per_chunk[i]};
+  for (std::size_t i = 0; i < chunks.size(); ++i) arrivals[i] = {chunks[i].t_ns, counts.per_chunk[i], chunks[i].wake};
   // Events that came in one socket read share its time: one arrival (stream_timing.hpp).
   out.token_t_ns = token_arrival_times(merge_same_read(arrivals));
   out.token_count_source = counts.source;

@@ -101,6 +101,7 @@ struct Transfer {
   std::int64_t t_last_byte_ns = 0;
   PendingBytes peeked;            ///< what waited when the poll loop last peeked
   std::size_t read_since_peek = 0;  ///< bytes the callbacks got since then
+  std::uint64_t wake = 0;         ///< poll wake-ups so far (the OnBody `wake`)
   bool aborted = false;
   bool status_known = false;
   bool success_status = false;
@@ -164,7 +165,7 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* user) {
     return len;
   }
   if (*t->on_body) {
-    if (!(*t->on_body)(bytes, now)) {
+    if (!(*t->on_body)(bytes, now, t->wake)) {
       t->aborted = true;
       return 0;  // CURLE_WRITE_ERROR
     }
@@ -232,6 +233,7 @@ HttpResponse HttpClient::perform(const HttpRequest& req, const OnBody& on_body) 
   std::string timeout_error;
   int running = 1;
   while (true) {
+    ++t.wake;
     const CURLMcode mc = curl_multi_perform(h_->multi, &running);
     t.peeked = {};
     if (mc != CURLM_OK) break;

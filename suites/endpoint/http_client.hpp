@@ -47,9 +47,13 @@ struct HttpResponse {
   int user_stamped_reads = 0;
 };
 
-/// Called for each body read of a 2xx response with the bytes and their arrival time; returns
-/// false to abort the transfer (HttpResponse.error then holds `abort_reason`).
-using OnBody = std::function<bool(std::string_view bytes, std::int64_t t_ns)>;
+/// Called for each body read of a 2xx response with the bytes, their arrival time and the
+/// number of the client's wake-up (poll return) whose read delivered them (1, 2, ...): bytes of
+/// one wake-up came in one go, and their stamps differ only by where the peek fell (bytes that
+/// landed between the peek and the read get the read time), so a consumer that needs arrival
+/// *gaps* treats them as one arrival (stream_timing.hpp). Returns false to abort the transfer
+/// (HttpResponse.error then holds `abort_reason`).
+using OnBody = std::function<bool(std::string_view bytes, std::int64_t t_ns, std::uint64_t wake)>;
 
 class HttpClient {
  public:

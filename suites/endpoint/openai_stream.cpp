@@ -18,7 +18,7 @@ void OpenAiStreamReader::fail(std::string why) {
   if (error_.empty()) error_ = std::move(why);
 }
 
-void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns) {
+void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::uint64_t wake) {
   if (!error_.empty()) return;
   ++events_;
   if (done_) {
@@ -130,7 +130,7 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns) {
   if (listed) ids_seen_ = true;
   if (ids.empty()) ++ids_missing_;
   token_ids_.insert(token_ids_.end(), ids.begin(), ids.end());
-  chunks_.push_back({t_ns, std::move(piece), static_cast<int>(ids.size()), chunk_usage});
+  chunks_.push_back({t_ns, wake, std::move(piece), static_cast<int>(ids.size()), chunk_usage});
 }
 
 nlohmann::json OpenAiStreamReader::tool_calls() const {

@@ -28,6 +28,7 @@ namespace atlas::suites::endpoint {
 
 struct ContentChunk {
   std::int64_t t_ns = 0;
+  std::uint64_t wake = 0;  ///< the client's wake-up that read it (HttpClient OnBody), 0 unknown
   std::string text;  ///< the text (or tool name + argument text) it carried
   int ids = 0;       ///< token ids the server listed for this chunk (0: none listed)
   /// usage.completion_tokens sent on this chunk (cumulative; vLLM continuous_usage_stats), or -1.
@@ -42,8 +43,9 @@ struct StreamUsage {
 
 class OpenAiStreamReader {
  public:
-  /// Consumes one event received at `t_ns`. After an error, later events are ignored.
-  void on_event(const SseEvent& ev, std::int64_t t_ns);
+  /// Consumes one event received at `t_ns` in the client's wake-up `wake` (0: unknown). After
+  /// an error, later events are ignored.
+  void on_event(const SseEvent& ev, std::int64_t t_ns, std::uint64_t wake = 0);
 
   bool done() const { return done_; }                  ///< `data: [DONE]` seen
   const std::string& error() const { return error_; }  ///< empty while the stream is well-formed

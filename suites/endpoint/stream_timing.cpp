@@ -23,10 +23,11 @@ std::vector<std::int64_t> token_arrival_times(std::span<const ChunkArrival> chun
 std::vector<ChunkArrival> merge_same_read(std::span<const ChunkArrival> chunks) {
   std::vector<ChunkArrival> out;
   for (const auto& c : chunks) {
-    if (!out.empty() && out.back().t_ns == c.t_ns) {
+    if (!out.empty() && (out.back().t_ns == c.t_ns || (c.wake != 0 && out.back().wake == c.wake))) {
       out.back().tokens += std::max(1, c.tokens);
+      out.back().t_ns = std::max(out.back().t_ns, c.t_ns);
     } else {
-      out.push_back({c.t_ns, std::max(1, c.tokens)});
+      out.push_back({c.t_ns, std::max(1, c.tokens), c.wake});
     }
   }
   return out;

@@ -13,12 +13,16 @@ namespace atlas::suites::endpoint {
 struct ChunkArrival {
   std::int64_t t_ns = 0;  ///< atlas::now_ns() when the chunk's last byte was read
   int tokens = 1;         ///< tokens it carries (>= 1)
+  std::uint64_t wake = 0; ///< the client's wake-up that read it (0: unknown)
 };
 
-/// Chunks with the same arrival time came in one socket read (the kernel merges segments that
-/// queue while the client is busy; docs/serving.md): they are one arrival carrying their summed
-/// tokens, so its gap since the previous read is spread over all of them instead of giving
-/// zero-length ITLs and unbounded tok/s. Consecutive chunks only; order is kept.
+/// Chunks read in one go are one arrival carrying their summed tokens, at the latest of their
+/// times: consecutive chunks with the same time (one socket read; the kernel merges segments
+/// that queue while the client is busy; docs/serving.md) or the same nonzero wake-up (one
+/// poll return: bytes that landed between the client's peek and its read carry the read time,
+/// microseconds after the peeked ones, which as separate arrivals would give near-zero ITLs).
+/// The arrival's gap since the previous one is then spread over its tokens instead of giving
+/// zero-length ITLs and unbounded tok/s. Order is kept.
 std::vector<ChunkArrival> merge_same_read(std::span<const ChunkArrival> chunks);
 
 /// One time per token: sum of chunk tokens entries, non-decreasing.

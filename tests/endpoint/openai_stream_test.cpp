@@ -96,3 +96,21 @@ TEST_CASE("token timing: distributing the server's token count over chunks") {
   const auto d = distribute_tokens(std::vector<int>{2, 2, 2}, 7);
   CHECK(d[0] + d[1] + d[2] == 7);
 }
+
+TEST_CASE("token timing: chunks of one read or one client wake-up are one arrival at the latest time") {
+  // wake 2 read a peeked chunk (kernel time 100) and one that landed after the peek (read time
+  // 103): as two arrivals they would give a 3 ns ITL to a token produced ~55 us after the other.
+  const std::vector<ChunkArrival> in = {{50, 1, 1}, {100, 1, 2}, {103, 2, 2}, {150, 1, 3}, {200, 1, 4}, {200, 1, 0}};
+  const auto m = merge_same_read(in);
+  REQUIRE(m.size() == 4);
+  CHECK(m[0].t_ns == 50);
+  CHECK(m[1].t_ns == 103);
+  CHECK(m[1].tokens == 3);
+  CHECK(m[2].t_ns == 150);
+  CHECK(m[3].t_ns == 200);
+  CHECK(m[3].tokens == 2);  // same time, wake unknown: one read
+  const auto t = token_arrival_times(m);
+  REQUIRE(t.size() == 7);
+  CHECK(t[1] == 50 + 53 / 3);  // the wake's gap (50 -> 103) spread over its three tokens
+  CHECK(t[3] == 103);
+}

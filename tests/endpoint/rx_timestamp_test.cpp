@@ -130,7 +130,7 @@ TEST_CASE("http client: bytes that land after the peek never take the peek's ear
   std::string text;
   std::vector<std::pair<std::size_t, std::int64_t>> completed;  // events complete so far, stamp
   bool slept = false;
-  const HttpResponse res = client.perform(r, [&](std::string_view bytes, std::int64_t t_ns) {
+  const HttpResponse res = client.perform(r, [&](std::string_view bytes, std::int64_t t_ns, std::uint64_t) {
     text.append(bytes);
     std::size_t events = 0;
     for (std::size_t at = text.find("\n\n"); at != std::string::npos; at = text.find("\n\n", at + 2)) ++events;
