@@ -87,7 +87,11 @@ TEST_CASE("load: Poisson arrivals are sent on schedule even when the target is s
   for (const auto& s : samples) lag_ms.push_back(static_cast<double>(s.response.t_request_ns - s.t_intended_ns) / 1e6);
   std::sort(lag_ms.begin(), lag_ms.end());
   CHECK(lag_ms.front() >= 0.0);
-  CHECK(lag_ms[lag_ms.size() / 2] < 5.0);  // a closed loop would lag by up to 150 ms per queued request
+  // A closed loop serves one request at a time: request k would start ~150 k ms after its
+  // intended time minus k x 25 ms (the mean gap), so its median lag is several hundred ms. Half
+  // one service time separates the two even on a loaded 2-core box, where the sender thread
+  // itself can wake 5-15 ms late (measured 2026-12-01 at load average 12).
+  CHECK(lag_ms[lag_ms.size() / 2] < 75.0);
   CHECK(t.max_in_flight() > 1);
 }
 
