@@ -9,64 +9,104 @@
 #include <string>
 #include <vector>
 
+#include "engine/formats/dtype.hpp"
 #include "engine/model_config.hpp"
 
 namespace atlas::engine {
+
+/// A weight tensor as the engine holds it: float32 values, or the file's own bf16 / f16 bytes
+/// (typed, mmap-backed: loading such a file does not copy its matrices). It reads like a
+/// std::span<const float> for float32 tensors (data(), iteration, conversion to a span); for a
+/// typed tensor those throw EngineError, and callers use operator[], to_f32() or the CPU
+/// matmul, which reads bf16 / f16 directly.
+class Weight {
+ public:
+  Weight() = default;
+  Weight(std::span<const float> v) noexcept  // NOLINT: implicit, a float span is a float32 weight
+      : dtype_(DType::f32), bytes_(std::as_bytes(v)), n_(v.size()) {}
+  Weight(std::span<float> v) noexcept : Weight(std::span<const float>(v)) {}  // NOLINT
+  /// `n` elements stored as `t` (bf16, f16 or f32) in `bytes` (exactly n * element size).
+  static Weight stored(DType t, std::span<const std::byte> bytes, std::size_t n);
+
+  DType dtype() const { return dtype_; }
+  bool is_f32() const { return dtype_ == DType::f32; }
+  std::size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  std::span<const std::byte> bytes() const { return bytes_; }
+  /// Float32 only (EngineError naming the dtype otherwise).
+  const float* data() const;
+  const float* begin() const { return data(); }
+  const float* end() const { return data() + n_; }
+  operator std::span<const float>() const { return {data(), n_}; }  // NOLINT: float32 only
+  std::span<const float> first(std::size_t n) const { return std::span<const float>(*this).first(n); }
+  /// Element i as float32, whatever the storage.
+  float operator[](std::size_t i) const;
+  float back() const { return (*this)[n_ - 1]; }
+  /// Elements [off, off + n) as a Weight of the same storage.
+  Weight subspan(std::size_t off, std::size_t n) const;
+  /// Elements [off, off + n) converted to float32 into out.
+  void to_f32(std::size_t off, std::size_t n, float* out) const;
+
+ private:
+  DType dtype_ = DType::f32;
+  std::span<const std::byte> bytes_;
+  std::size_t n_ = 0;
+};
 
 /// Weights of a gated_deltanet mixer, in the Hugging Face checkpoint layout (which llama.cpp's
 /// qwen3next GGUF keeps for ssm_in / ssm_beta_alpha). Matrices are row-major [out][in].
 struct DeltaNetWeights {
   /// [qkvz_dim][dim]: rows grouped by key head g: [q (k_head_dim) | k (k_head_dim) |
   /// v (r*v_head_dim) | z (r*v_head_dim)], r = v_heads / k_heads (HF in_proj_qkvz).
-  std::span<const float> in_qkvz;
+  Weight in_qkvz;
   /// [2*v_heads][dim]: rows grouped by key head: [b (r) | a (r)] (HF in_proj_ba).
-  std::span<const float> in_ba;
-  std::span<const float> conv1d;   ///< [conv_dim][conv_kernel], channels [q | k | v] (depthwise, no bias)
-  std::span<const float> dt_bias;  ///< [v_heads]
-  std::span<const float> a;        ///< [v_heads] = -exp(A_log) (as llama.cpp's ssm_a stores it)
-  std::span<const float> norm;     ///< [v_head_dim] gated RMSNorm weight (plain, not zero-centred)
-  std::span<const float> out;      ///< [dim][value_dim]
+  Weight in_ba;
+  Weight conv1d;   ///< [conv_dim][conv_kernel], channels [q | k | v] (depthwise, no bias)
+  Weight dt_bias;  ///< [v_heads]
+  Weight a;        ///< [v_heads] = -exp(A_log) (as llama.cpp's ssm_a stores it)
+  Weight norm;     ///< [v_head_dim] gated RMSNorm weight (plain, not zero-centred)
+  Weight out;      ///< [dim][value_dim]
 };
 
 /// Weights of a moe ffn. Experts are stacked: expert e's gate matrix is rows
 /// [e*expert_hidden, (e+1)*expert_hidden) of gate_exps.
 struct MoeWeights {
-  std::span<const float> router;       ///< [n_experts][dim]
-  std::span<const float> gate_exps;    ///< [n_experts][expert_hidden][dim]
-  std::span<const float> up_exps;      ///< [n_experts][expert_hidden][dim]
-  std::span<const float> down_exps;    ///< [n_experts][dim][expert_hidden]
-  std::span<const float> shared_gate;  ///< [dim] sigmoid gate of the shared expert (1 output)
-  std::span<const float> gate_shexp;   ///< [shared_hidden][dim]; all four empty without a shared expert
-  std::span<const float> up_shexp;     ///< [shared_hidden][dim]
-  std::span<const float> down_shexp;   ///< [dim][shared_hidden]
+  Weight router;       ///< [n_experts][dim]
+  Weight gate_exps;    ///< [n_experts][expert_hidden][dim]
+  Weight up_exps;      ///< [n_experts][expert_hidden][dim]
+  Weight down_exps;    ///< [n_experts][dim][expert_hidden]
+  Weight shared_gate;  ///< [dim] sigmoid gate of the shared expert (1 output)
+  Weight gate_shexp;   ///< [shared_hidden][dim]; all four empty without a shared expert
+  Weight up_shexp;     ///< [shared_hidden][dim]
+  Weight down_shexp;   ///< [dim][shared_hidden]
 };
 
 /// Weights of one block; which members are set depends on ModelConfig::block(l). Matrices are
 /// row-major [out][in] (y = W x). RMSNorm weights are the multiplier applied (a zero-centred
 /// checkpoint norm w is stored as 1 + w, as llama.cpp's GGUF does).
 struct LayerWeights {
-  std::span<const float> attn_norm;  ///< [dim] (the mixer's input norm)
+  Weight attn_norm;  ///< [dim] (the mixer's input norm)
   // attention / gated_attention
-  std::span<const float> wq;         ///< [q_dim][dim]; gated_attention: [2*q_dim][dim], per head [query | gate]
-  std::span<const float> wk;         ///< [kv_dim][dim]
-  std::span<const float> wv;         ///< [kv_dim][dim]
-  std::span<const float> wo;         ///< [dim][q_dim]
-  std::span<const float> q_norm;     ///< [head_dim], empty unless config.qk_norm
-  std::span<const float> k_norm;     ///< [head_dim], empty unless config.qk_norm
+  Weight wq;         ///< [q_dim][dim]; gated_attention: [2*q_dim][dim], per head [query | gate]
+  Weight wk;         ///< [kv_dim][dim]
+  Weight wv;         ///< [kv_dim][dim]
+  Weight wo;         ///< [dim][q_dim]
+  Weight q_norm;     ///< [head_dim], empty unless config.qk_norm
+  Weight k_norm;     ///< [head_dim], empty unless config.qk_norm
   DeltaNetWeights gdn;               ///< gated_deltanet
-  std::span<const float> ffn_norm;   ///< [dim] (the ffn's input norm; HF post_attention_layernorm)
+  Weight ffn_norm;   ///< [dim] (the ffn's input norm; HF post_attention_layernorm)
   // swiglu
-  std::span<const float> w_gate;     ///< [hidden_dim][dim]  (llama2.c w1)
-  std::span<const float> w_up;       ///< [hidden_dim][dim]  (llama2.c w3)
-  std::span<const float> w_down;     ///< [dim][hidden_dim]  (llama2.c w2)
+  Weight w_gate;     ///< [hidden_dim][dim]  (llama2.c w1)
+  Weight w_up;       ///< [hidden_dim][dim]  (llama2.c w3)
+  Weight w_down;     ///< [dim][hidden_dim]  (llama2.c w2)
   MoeWeights moe;                    ///< moe
 };
 
 struct ModelWeights {
-  std::span<const float> tok_embd;     ///< [vocab][dim]
+  Weight tok_embd;     ///< [vocab][dim]
   std::vector<LayerWeights> layers;    ///< [n_layers]
-  std::span<const float> output_norm;  ///< [dim]
-  std::span<const float> output;       ///< [vocab][dim]; aliases tok_embd when tied
+  Weight output_norm;  ///< [dim]
+  Weight output;       ///< [vocab][dim]; aliases tok_embd when tied
 };
 
 /// Where a model came from (for record provenance).

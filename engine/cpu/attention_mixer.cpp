@@ -41,12 +41,12 @@ class AttentionMixer final : public Mixer {
     {
       auto s = ctx.timer.scope(Stage::qkv);
       if (!gated_) {
-        matmul_fused(ctx.pool, xb, n, dim, {{q, w_.wq.data(), q_dim}, {k, w_.wk.data(), kv_dim}, {v, w_.wv.data(), kv_dim}});
+        matmul_fused(ctx.pool, xb, n, dim, {{q, w_.wq, q_dim}, {k, w_.wk, kv_dim}, {v, w_.wv, kv_dim}});
       } else {
         // q_proj emits [query | gate] per head (HF: view(..., heads, 2 * head_dim).chunk(2)).
         float* qg = ctx.ws.get(Workspace::proj, nn * 2 * static_cast<std::size_t>(q_dim));
         gate = ctx.ws.get(Workspace::gate, nn * static_cast<std::size_t>(q_dim));
-        matmul_fused(ctx.pool, xb, n, dim, {{qg, w_.wq.data(), 2 * q_dim}, {k, w_.wk.data(), kv_dim}, {v, w_.wv.data(), kv_dim}});
+        matmul_fused(ctx.pool, xb, n, dim, {{qg, w_.wq, 2 * q_dim}, {k, w_.wk, kv_dim}, {v, w_.wv, kv_dim}});
         for (int t = 0; t < n; ++t) {
           for (int h = 0; h < c_.n_heads; ++h) {
             const float* src = qg + (static_cast<long>(t) * 2 * q_dim + 2L * h * hd);
@@ -80,7 +80,7 @@ class AttentionMixer final : public Mixer {
     }
     {
       auto s = ctx.timer.scope(Stage::o_proj);
-      matmul(ctx.pool, xb, att, w_.wo.data(), n, q_dim, dim);
+      matmul(ctx.pool, xb, att, w_.wo, n, q_dim, dim);
     }
   }
 

@@ -16,7 +16,7 @@ constexpr int kChunk = 256;
 // Recurrent-state checkpoints kept per backend (oldest evicted first).
 constexpr std::size_t kMaxCheckpoints = 8;
 
-void check_size(const ModelConfig& c, const std::string& tensor, std::span<const float> w, long long expected) {
+void check_size(const ModelConfig& c, const std::string& tensor, const Weight& w, long long expected) {
   if (static_cast<long long>(w.size()) != expected) {
     throw EngineError("model '" + c.name + "': weight " + tensor + " has " + std::to_string(w.size()) + " values, expected " +
                       std::to_string(expected));
@@ -209,8 +209,8 @@ void CpuBackend::forward_chunk(std::span<const int> tokens, int pos, bool last) 
   {
     auto s = timer_.scope(Stage::embed);
     for (int t = 0; t < n; ++t) {
-      const float* row = w.tok_embd.data() + static_cast<long long>(tokens[sz(t)]) * dim;
-      std::copy(row, row + dim, x + static_cast<long long>(t) * dim);
+      w.tok_embd.to_f32(static_cast<std::size_t>(tokens[sz(t)]) * static_cast<std::size_t>(dim), static_cast<std::size_t>(dim),
+                        x + static_cast<long long>(t) * dim);
     }
   }
   {
@@ -246,7 +246,7 @@ void CpuBackend::forward_chunk(std::span<const int> tokens, int pos, bool last) 
   }
   {
     auto s = timer_.scope(Stage::lm_head);
-    matmul(pool_, logits_.data(), xb, w.output.data(), 1, dim, c_.vocab_size);
+    matmul(pool_, logits_.data(), xb, w.output, 1, dim, c_.vocab_size);
   }
 }
 

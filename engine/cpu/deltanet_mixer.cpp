@@ -48,7 +48,7 @@ class DeltaNetMixer final : public Mixer {
     float* core = ctx.ws.get(Workspace::core, nn * static_cast<std::size_t>(value_dim));
     {
       auto s = ctx.timer.scope(Stage::gdn_in_proj);
-      matmul_fused(ctx.pool, xb, n, dim, {{qkvz, w_.in_qkvz.data(), qkvz_dim}, {ba, w_.in_ba.data(), 2 * vh}});
+      matmul_fused(ctx.pool, xb, n, dim, {{qkvz, w_.in_qkvz, qkvz_dim}, {ba, w_.in_ba, 2 * vh}});
       // Un-group the checkpoint layout: key head g holds [q | k | v (r heads) | z (r heads)] and [b (r) | a (r)].
       const int group = 2 * dk + 2 * r * dv;
       for (int t = 0; t < n; ++t) {
@@ -113,7 +113,7 @@ class DeltaNetMixer final : public Mixer {
     }
     {
       auto s = ctx.timer.scope(Stage::gdn_out_proj);
-      matmul(ctx.pool, xb, core, w_.out.data(), n, value_dim, dim);
+      matmul(ctx.pool, xb, core, w_.out, n, value_dim, dim);
     }
   }
 

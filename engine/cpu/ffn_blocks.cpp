@@ -25,12 +25,12 @@ class SwigluFfn final : public Ffn {
     float* hb2 = ctx.ws.get(Workspace::hb2, size);
     {
       auto s = ctx.timer.scope(Stage::ffn_gate_up);
-      matmul_fused(ctx.pool, xb, n, dim, {{hb, w_.w_gate.data(), hidden}, {hb2, w_.w_up.data(), hidden}});
+      matmul_fused(ctx.pool, xb, n, dim, {{hb, w_.w_gate, hidden}, {hb2, w_.w_up, hidden}});
       swiglu(hb, hb2, n * hidden);
     }
     {
       auto s = ctx.timer.scope(Stage::ffn_down);
-      matmul(ctx.pool, xb, hb, w_.w_down.data(), n, hidden, dim);
+      matmul(ctx.pool, xb, hb, w_.w_down, n, hidden, dim);
     }
   }
 
@@ -61,7 +61,7 @@ class MoeFfn final : public Ffn {
     std::vector<float> weight(chosen.size());
     {
       auto s = ctx.timer.scope(Stage::moe_router);
-      matmul(ctx.pool, logits, xb, w_.router.data(), n, dim, E);
+      matmul(ctx.pool, logits, xb, w_.router, n, dim, E);
       std::vector<int> order(static_cast<std::size_t>(E));
       for (int t = 0; t < n; ++t) {
         float* p = logits + static_cast<long>(t) * E;
@@ -101,10 +101,11 @@ class MoeFfn final : public Ffn {
         float* h2 = ctx.ws.get(Workspace::moe_h2, ms * static_cast<std::size_t>(eh));
         for (int i = 0; i < m; ++i) std::copy(xb + static_cast<long>(tokens[static_cast<std::size_t>(i)]) * dim,
                                               xb + static_cast<long>(tokens[static_cast<std::size_t>(i)] + 1) * dim, xs + static_cast<long>(i) * dim);
-        const long off = static_cast<long>(e) * eh * dim;
-        matmul_fused(ctx.pool, xs, m, dim, {{h, w_.gate_exps.data() + off, eh}, {h2, w_.up_exps.data() + off, eh}});
+        const std::size_t off = static_cast<std::size_t>(e) * static_cast<std::size_t>(eh) * static_cast<std::size_t>(dim);
+        const std::size_t per = static_cast<std::size_t>(eh) * static_cast<std::size_t>(dim);
+        matmul_fused(ctx.pool, xs, m, dim, {{h, w_.gate_exps.subspan(off, per), eh}, {h2, w_.up_exps.subspan(off, per), eh}});
         swiglu(h, h2, m * eh);
-        matmul(ctx.pool, xs, h, w_.down_exps.data() + off, m, eh, dim);  // xs reused as the output
+        matmul(ctx.pool, xs, h, w_.down_exps.subspan(off, per), m, eh, dim);  // xs reused as the output
         for (int i = 0; i < m; ++i) {
           float* dst = y + static_cast<long>(tokens[static_cast<std::size_t>(i)]) * dim;
           const float* src = xs + static_cast<long>(i) * dim;
@@ -119,9 +120,9 @@ class MoeFfn final : public Ffn {
       float* h = ctx.ws.get(Workspace::moe_h, nn * static_cast<std::size_t>(sh));
       float* h2 = ctx.ws.get(Workspace::moe_h2, nn * static_cast<std::size_t>(sh));
       float* out = ctx.ws.get(Workspace::moe_x, nd);
-      matmul_fused(ctx.pool, xb, n, dim, {{h, w_.gate_shexp.data(), sh}, {h2, w_.up_shexp.data(), sh}});
+      matmul_fused(ctx.pool, xb, n, dim, {{h, w_.gate_shexp, sh}, {h2, w_.up_shexp, sh}});
       swiglu(h, h2, n * sh);
-      matmul(ctx.pool, out, h, w_.down_shexp.data(), n, sh, dim);
+      matmul(ctx.pool, out, h, w_.down_shexp, n, sh, dim);
       for (int t = 0; t < n; ++t) {
         const float gate = sigmoid(dot(xb + static_cast<long>(t) * dim, w_.shared_gate.data(), dim));
         float* dst = y + static_cast<long>(t) * dim;

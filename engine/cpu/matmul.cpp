@@ -1,5 +1,7 @@
 #include "engine/cpu/matmul.hpp"
 
+#include "engine/formats/dtype.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +15,18 @@ namespace atlas::engine::cpu {
 
 namespace {
 
+// Weight element types the kernels read: float32, and bf16 / f16 as files store them (converted
+// to float32 in registers, so a bf16 matrix streams half the bytes of a float32 one).
+struct Bf16 {
+  std::uint16_t v;
+};
+struct F16 {
+  std::uint16_t v;
+};
+inline float load1(const float* p) { return *p; }
+inline float load1(const Bf16* p) { return bf16_to_f32(p->v); }
+inline float load1(const F16* p) { return f16_to_f32(p->v); }
+
 // Rows of w handled together: each x vector loaded once serves R rows.
 constexpr int kRows = 4;
 // Tokens handled together: each w vector loaded once serves T tokens.
@@ -23,14 +37,14 @@ constexpr int kRowBlock = 16;
 constexpr long long kParallelMacs = 1 << 16;
 
 /// y[t * ldy + r] = dot(w row r, x row t) for R rows and T tokens (portable version).
-template <int R, int T>
-void block_portable(const float* w, const float* x, float* y, int in, int ldy) {
+template <class WT, int R, int T>
+void block_portable(const WT* w, const float* x, float* y, int in, int ldy) {
   float acc[R][T][8] = {};
   int i = 0;
   for (; i + 8 <= in; i += 8) {
     for (int r = 0; r < R; ++r) {
       for (int t = 0; t < T; ++t) {
-        for (int j = 0; j < 8; ++j) acc[r][t][j] += w[r * in + i + j] * x[t * in + i + j];
+        for (int j = 0; j < 8; ++j) acc[r][t][j] += load1(w + r * in + i + j) * x[t * in + i + j];
       }
     }
   }
@@ -38,7 +52,7 @@ void block_portable(const float* w, const float* x, float* y, int in, int ldy) {
     for (int t = 0; t < T; ++t) {
       float s = 0.0f;
       for (int j = 0; j < 8; ++j) s += acc[r][t][j];
-      for (int k = i; k < in; ++k) s += w[r * in + k] * x[t * in + k];
+      for (int k = i; k < in; ++k) s += load1(w + r * in + k) * x[t * in + k];
       y[t * ldy + r] = s;
     }
   }
@@ -61,8 +75,17 @@ __attribute__((target("avx2,fma"))) inline __m256 hsum8(__m256 r0, __m256 r1, __
   return _mm256_add_ps(_mm256_permute2f128_ps(h0123, h4567, 0x20), _mm256_permute2f128_ps(h0123, h4567, 0x31));
 }
 
-template <int R, int T>
-__attribute__((target("avx2,fma"))) void block_avx2(const float* w, const float* x, float* y, int in, int ldy) {
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load8(const Bf16* p) {
+  // bf16 is the top half of a float32: widen to 32 bits and shift into place.
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+}
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load8(const F16* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+template <class WT, int R, int T>
+__attribute__((target("avx2,fma,f16c"))) void block_avx2(const WT* w, const float* x, float* y, int in, int ldy) {
   __m256 acc[R][T];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
@@ -71,14 +94,14 @@ __attribute__((target("avx2,fma"))) void block_avx2(const float* w, const float*
     __m256 xv[T];
     for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(x + t * in + i);
     for (int r = 0; r < R; ++r) {
-      const __m256 wv = _mm256_loadu_ps(w + r * in + i);
+      const __m256 wv = load8(w + r * in + i);
       for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
     }
   }
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       float s = hsum(acc[r][t]);
-      for (int k = i; k < in; ++k) s += w[r * in + k] * x[t * in + k];
+      for (int k = i; k < in; ++k) s += load1(w + r * in + k) * x[t * in + k];
       y[t * ldy + r] = s;
     }
   }
@@ -87,7 +110,7 @@ __attribute__((target("avx2,fma"))) void block_avx2(const float* w, const float*
 /// Decode (one token): eight rows per call, summed across lanes together by hsum8 and stored
 /// with one store; a row tail shorter than 8 (stories260K's hidden 172) by masked loads.
 template <>
-__attribute__((target("avx2,fma"))) void block_avx2<8, 1>(const float* w, const float* x, float* y, int in, int ldy) {
+__attribute__((target("avx2,fma,f16c"))) void block_avx2<float, 8, 1>(const float* w, const float* x, float* y, int in, int ldy) {
   (void)ldy;  // one token: y[0..7]
   __m256 acc[8];
   for (auto& a : acc) a = _mm256_setzero_ps();
@@ -216,39 +239,45 @@ __attribute__((target("avx2,fma"))) void attention_avx2(float* out, const float*
 }
 
 bool cpu_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   return yes;
 }
 #else
 bool cpu_has_avx2() { return false; }
 #endif
 
-using BlockFn = void (*)(const float*, const float*, float*, int, int);
+template <class WT>
+using BlockFn = void (*)(const WT*, const float*, float*, int, int);
 
+template <class WT>
 struct Kernels {
-  BlockFn rt, r1, t1, one;  // R x T, R x 1, 1 x T, 1 x 1
-  BlockFn r8;               // 8 x 1: decode
+  BlockFn<WT> rt, r1, t1, one;  // R x T, R x 1, 1 x T, 1 x 1
+  BlockFn<WT> r8;               // 8 x 1: decode
 };
 
-Kernels kernels(bool avx2) {
+template <class WT>
+Kernels<WT> kernels(bool avx2) {
 #ifdef ATLAS_X86
   if (avx2 && cpu_has_avx2()) {
-    return {block_avx2<kRows, kTokens>, block_avx2<kRows, 1>, block_avx2<1, kTokens>, block_avx2<1, 1>, block_avx2<8, 1>};
+    return {block_avx2<WT, kRows, kTokens>, block_avx2<WT, kRows, 1>, block_avx2<WT, 1, kTokens>, block_avx2<WT, 1, 1>,
+            block_avx2<WT, 8, 1>};
   }
 #endif
   (void)avx2;
-  return {block_portable<kRows, kTokens>, block_portable<kRows, 1>, block_portable<1, kTokens>, block_portable<1, 1>,
-          block_portable<8, 1>};
+  return {block_portable<WT, kRows, kTokens>, block_portable<WT, kRows, 1>, block_portable<WT, 1, kTokens>, block_portable<WT, 1, 1>,
+          block_portable<WT, 8, 1>};
 }
 
-Kernels& active_kernels() {
-  static Kernels k = kernels(true);
+template <class WT>
+Kernels<WT>& active_kernels() {
+  static Kernels<WT> k = kernels<WT>(true);
   return k;
 }
 bool g_use_avx2 = true;
 
 /// Rows [r0, r1) of y for all n tokens.
-void matmul_rows(const Kernels& k, float* y, const float* x, const float* w, int n, int in, int out, int r0, int r1) {
+template <class WT>
+void matmul_rows(const Kernels<WT>& k, float* y, const float* x, const WT* w, int n, int in, int out, int r0, int r1) {
   for (int rb = r0; rb < r1; rb += kRowBlock) {
     const int re = std::min(r1, rb + kRowBlock);
     int t = 0;
@@ -270,13 +299,24 @@ void matmul_rows(const Kernels& k, float* y, const float* x, const float* w, int
   }
 }
 
+/// The rows [r0, r1) of one product, dispatched on the weight's storage.
+void product_rows(float* y, const float* x, const void* w, DType t, int n, int in, int out, int r0, int r1) {
+  switch (t) {
+    case DType::bf16: matmul_rows(active_kernels<Bf16>(), y, x, static_cast<const Bf16*>(w), n, in, out, r0, r1); return;
+    case DType::f16: matmul_rows(active_kernels<F16>(), y, x, static_cast<const F16*>(w), n, in, out, r0, r1); return;
+    default: matmul_rows(active_kernels<float>(), y, x, static_cast<const float*>(w), n, in, out, r0, r1); return;
+  }
+}
+
 }  // namespace
 
 bool matmul_uses_avx2() { return g_use_avx2 && cpu_has_avx2(); }
 
 bool set_matmul_avx2(bool on) {
   g_use_avx2 = on;
-  active_kernels() = kernels(on);
+  active_kernels<float>() = kernels<float>(on);
+  active_kernels<Bf16>() = kernels<Bf16>(on);
+  active_kernels<F16>() = kernels<F16>(on);
   return matmul_uses_avx2() == on;
 }
 
@@ -316,19 +356,29 @@ float exp_shifted_sum(float* x, int n, float shift) {
   return sum;
 }
 
-void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, int in, int out) {
-  const Kernels& k = active_kernels();
+MatmulOut::MatmulOut(float* y_, const Weight& w_, int out_) : y(y_), w(w_.bytes().data()), dtype(w_.dtype()), out(out_) {}
+
+namespace {
+void matmul_any(ThreadPool& pool, float* y, const float* x, const void* w, DType t, int n, int in, int out) {
   const long long macs = static_cast<long long>(n) * in * out;
   if (macs < kParallelMacs || pool.size() == 1) {
-    matmul_rows(k, y, x, w, n, in, out, 0, out);
+    product_rows(y, x, w, t, n, in, out, 0, out);
     return;
   }
   pool.parallel_for(
-      out, [&](int, int r0, int r1) { matmul_rows(k, y, x, w, n, in, out, r0, r1); }, kRowBlock);
+      out, [&](int, int r0, int r1) { product_rows(y, x, w, t, n, in, out, r0, r1); }, kRowBlock);
+}
+}  // namespace
+
+void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, int in, int out) {
+  matmul_any(pool, y, x, w, DType::f32, n, in, out);
+}
+
+void matmul(ThreadPool& pool, float* y, const float* x, const Weight& w, int n, int in, int out) {
+  matmul_any(pool, y, x, w.bytes().data(), w.dtype(), n, in, out);
 }
 
 void matmul_fused(ThreadPool& pool, const float* x, int n, int in, std::initializer_list<MatmulOut> products) {
-  const Kernels& k = active_kernels();
   int total = 0;
   for (const auto& p : products) total += p.out;
   auto rows = [&](int, int r0, int r1) {
@@ -336,7 +386,7 @@ void matmul_fused(ThreadPool& pool, const float* x, int n, int in, std::initiali
     int base = 0;
     for (const auto& p : products) {
       const int b = std::max(r0, base), e = std::min(r1, base + p.out);
-      if (b < e) matmul_rows(k, p.y, x, p.w, n, in, p.out, b - base, e - base);
+      if (b < e) product_rows(p.y, x, p.w, p.dtype, n, in, p.out, b - base, e - base);
       base += p.out;
     }
   };

@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "engine/cpu/thread_pool.hpp"
+#include "engine/model.hpp"
 
 namespace atlas::engine::cpu {
 
@@ -14,10 +15,17 @@ namespace atlas::engine::cpu {
 /// run time), else portable code with the same blocking.
 void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, int in, int out);
 
-/// One product of a fused matmul: y [n][out] = x W^T with w [out][in].
+/// As above with the weight in its stored type (float32, bf16 or f16; engine/model.hpp Weight):
+/// bf16 / f16 rows are widened to float32 in registers, never copied.
+void matmul(ThreadPool& pool, float* y, const float* x, const Weight& w, int n, int in, int out);
+
+/// One product of a fused matmul: y [n][out] = x W^T with w [out][in] (float32, or a typed Weight).
 struct MatmulOut {
+  MatmulOut(float* y_, const float* w_, int out_) : y(y_), w(w_), out(out_) {}
+  MatmulOut(float* y_, const Weight& w_, int out_);
   float* y;
-  const float* w;
+  const void* w;
+  DType dtype = DType::f32;
   int out;
 };
 

@@ -51,11 +51,13 @@ DeviceWeights layout_weights(const ModelConfig& c, DType wtype, Arena& arena) {
 
 namespace {
 
-/// Converts host float32 rows into device rows through a bounded device staging buffer.
+/// Converts host rows (float32, or bf16 / f16 as the file stores them) into device rows through a
+/// bounded device staging buffer; typed rows are widened to float32 one chunk at a time, so the
+/// host never holds a float32 copy of a whole tensor.
 class Uploader {
  public:
   explicit Uploader(DType t) : wtype_(t), staging_(kStagingBytes) {}
-  void rows(std::span<const float> src, int rows, int cols, void* dst, int ld, int pitch, const char* what) {
+  void rows(const Weight& src, int rows, int cols, void* dst, int ld, int pitch, const char* what) {
     if (src.size() != static_cast<std::size_t>(rows) * cols)
       throw EngineError(std::string("cuda upload: tensor ") + what + " has " + std::to_string(src.size()) +
                         " values, expected " + std::to_string(static_cast<std::size_t>(rows) * cols));
@@ -63,14 +65,22 @@ class Uploader {
     const std::size_t es = kernels::dtype_size(wtype_);
     for (int r0 = 0; r0 < rows; r0 += chunk) {
       const int n = std::min(chunk, rows - r0);
-      ATLAS_CUDA_CHECK(cudaMemcpy(staging_.get(), src.data() + static_cast<std::size_t>(r0) * cols,
-                                  static_cast<std::size_t>(n) * cols * sizeof(float), cudaMemcpyHostToDevice));
+      const std::size_t first = static_cast<std::size_t>(r0) * cols, count = static_cast<std::size_t>(n) * cols;
+      const float* host = nullptr;
+      if (src.is_f32()) {
+        host = src.data() + first;
+      } else {
+        host_.resize(count);
+        src.to_f32(first, count, host_.data());
+        host = host_.data();
+      }
+      ATLAS_CUDA_CHECK(cudaMemcpy(staging_.get(), host, count * sizeof(float), cudaMemcpyHostToDevice));
       kernels::convert_rows(wtype_, staging_.as<float>(), n, cols,
                             static_cast<char*>(dst) + static_cast<std::size_t>(r0) * pitch * es, ld, pitch, nullptr);
     }
     ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
   }
-  void vec(std::span<const float> src, int n, void* dst, const char* what) {
+  void vec(const Weight& src, int n, void* dst, const char* what) {
     rows(src, 1, n, dst, padded_ld(n), padded_ld(n), what);
   }
 
@@ -78,6 +88,7 @@ class Uploader {
   static constexpr std::size_t kStagingBytes = 64u << 20;
   DType wtype_;
   DeviceBuffer staging_;
+  std::vector<float> host_;  ///< one chunk of a typed tensor, widened
 };
 
 }  // namespace

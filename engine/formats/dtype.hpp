@@ -1,10 +1,11 @@
 #pragma once
 // Storage types of weight tensors and their conversion to float32.
 //
-// Backends consume float32 host spans (engine/model.hpp), so a loader uses an F32 tensor in
-// place from the file mapping and converts every other type to float32 once, at load time,
-// into a buffer the Model owns. Converting once keeps the forward pass one code path; the cost
-// is host memory (an F16/BF16 checkpoint takes twice its file size as float32).
+// A loader keeps F32 tensors and BF16 / F16 matrices in place in the file mapping (typed
+// engine::Weight, engine/model.hpp): the CPU matmul widens bf16 / f16 in registers and the CUDA
+// upload widens a bounded chunk at a time, so loading a bf16 checkpoint costs no host memory
+// beyond the mapped file. Vectors (norms, biases) and Q8_0 tensors are converted to float32 once,
+// at load time, into a buffer the Model owns.
 #include <cstddef>
 #include <cstdint>
 #include <optional>

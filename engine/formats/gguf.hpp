@@ -9,9 +9,9 @@
 // Every count, length and offset is checked against the file size before it is used; errors
 // are EngineError naming the file, the field or tensor, and the bad value.
 //
-// Tensor types: F32 is used in place from the mapping (no copy); F16, BF16 and Q8_0 are
-// converted to float32 once at load into a Model-owned buffer (engine/formats/dtype.hpp says
-// why). Other ggml types are rejected by name.
+// Tensor types: F32, and BF16 / F16 matrices, are used in place from the mapping (typed
+// weights); other BF16 / F16 tensors and Q8_0 are converted to float32 once at load into a
+// Model-owned buffer (engine/formats/dtype.hpp). Other ggml types are rejected by name.
 #include <cstdint>
 #include <filesystem>
 #include <map>

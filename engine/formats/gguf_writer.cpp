@@ -134,10 +134,17 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   const ModelWeights& w = model.weights;
   std::vector<Tensor> ts;
   std::deque<std::vector<float>> scratch;  // reordered copies the tensors point into (a deque never moves them)
-  auto mat = [&](std::string name, std::span<const float> v, std::int64_t rows, std::int64_t cols) {
-    ts.push_back({std::move(name), {cols, rows}, v, opts.dtype});
+  // A typed (bf16 / f16) weight is written from a float32 copy, re-encoded as opts.dtype.
+  auto f32 = [&](const Weight& v) -> std::span<const float> {
+    if (v.is_f32()) return v;
+    auto& buf = scratch.emplace_back(v.size());
+    v.to_f32(0, v.size(), buf.data());
+    return buf;
   };
-  auto vec = [&](std::string name, std::span<const float> v, std::int64_t n) { ts.push_back({std::move(name), {n}, v, DType::f32}); };
+  auto mat = [&](std::string name, const Weight& v, std::int64_t rows, std::int64_t cols) {
+    ts.push_back({std::move(name), {cols, rows}, f32(v), opts.dtype});
+  };
+  auto vec = [&](std::string name, const Weight& v, std::int64_t n) { ts.push_back({std::move(name), {n}, f32(v), DType::f32}); };
   mat("token_embd.weight", w.tok_embd, vocab, dim);
   vec("output_norm.weight", w.output_norm, dim);
   if (!c.tied_embeddings) mat("output.weight", w.output, vocab, dim);
@@ -153,14 +160,14 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
         auto& qkv = scratch.emplace_back(static_cast<std::size_t>(c.gdn_conv_dim()) * static_cast<std::size_t>(dim));
         auto& gate = scratch.emplace_back(static_cast<std::size_t>(c.gdn_value_dim()) * static_cast<std::size_t>(dim));
         if (L.gdn.in_qkvz.size() == static_cast<std::size_t>(c.gdn_qkvz_dim()) * static_cast<std::size_t>(dim))
-          qkvz_split_from_grouped(c, L.gdn.in_qkvz.data(), qkv.data(), gate.data());
-        mat(p + "attn_qkv.weight", qkv, c.gdn_conv_dim(), dim);
-        mat(p + "attn_gate.weight", gate, c.gdn_value_dim(), dim);
+          qkvz_split_from_grouped(c, f32(L.gdn.in_qkvz).data(), qkv.data(), gate.data());
+        mat(p + "attn_qkv.weight", std::span<const float>(qkv), c.gdn_conv_dim(), dim);
+        mat(p + "attn_gate.weight", std::span<const float>(gate), c.gdn_value_dim(), dim);
       } else {
         mat(p + "ssm_in.weight", L.gdn.in_qkvz, c.gdn_qkvz_dim(), dim);
       }
       mat(p + "ssm_ba.weight", L.gdn.in_ba, 2LL * c.gdn_v_heads, dim);
-      ts.push_back({p + "ssm_conv1d.weight", {c.gdn_conv_kernel, c.gdn_conv_dim()}, L.gdn.conv1d, DType::f32});
+      ts.push_back({p + "ssm_conv1d.weight", {c.gdn_conv_kernel, c.gdn_conv_dim()}, f32(L.gdn.conv1d), DType::f32});
       vec(p + "ssm_dt.bias", L.gdn.dt_bias, c.gdn_v_heads);
       vec(p + "ssm_a", L.gdn.a, c.gdn_v_heads);
       vec(p + "ssm_norm.weight", L.gdn.norm, c.gdn_v_head_dim);
@@ -175,9 +182,9 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
     }
     const std::int64_t e = c.n_experts, eh = c.expert_hidden_dim, sh = c.shared_expert_hidden_dim;
     mat(p + "ffn_gate_inp.weight", L.moe.router, e, dim);
-    ts.push_back({p + "ffn_gate_exps.weight", {dim, eh, e}, L.moe.gate_exps, opts.dtype});
-    ts.push_back({p + "ffn_up_exps.weight", {dim, eh, e}, L.moe.up_exps, opts.dtype});
-    ts.push_back({p + "ffn_down_exps.weight", {eh, dim, e}, L.moe.down_exps, opts.dtype});
+    ts.push_back({p + "ffn_gate_exps.weight", {dim, eh, e}, f32(L.moe.gate_exps), opts.dtype});
+    ts.push_back({p + "ffn_up_exps.weight", {dim, eh, e}, f32(L.moe.up_exps), opts.dtype});
+    ts.push_back({p + "ffn_down_exps.weight", {eh, dim, e}, f32(L.moe.down_exps), opts.dtype});
     if (sh > 0) {
       vec(p + "ffn_gate_inp_shexp.weight", L.moe.shared_gate, dim);
       mat(p + "ffn_gate_shexp.weight", L.moe.gate_shexp, sh, dim);

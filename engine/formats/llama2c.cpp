@@ -145,7 +145,7 @@ class F32Cursor {
 };
 
 /// Splits a [n_layers * per] tensor into per-layer spans.
-void per_layer(std::vector<LayerWeights>& layers, std::span<const float> all, std::span<const float> LayerWeights::*member) {
+void per_layer(std::vector<LayerWeights>& layers, std::span<const float> all, Weight LayerWeights::*member) {
   const std::size_t per = all.size() / layers.size();
   for (std::size_t l = 0; l < layers.size(); ++l) layers[l].*member = all.subspan(l * per, per);
 }
@@ -256,7 +256,7 @@ Model load_llama2c(const std::filesystem::path& path, const std::filesystem::pat
       per_layer(layers, c.take(s.w_ffn), &LayerWeights::w_down);
       per_layer(layers, c.take(s.w_ffn), &LayerWeights::w_up);
     }
-    m.weights.output = h.shared ? m.weights.tok_embd : c.take(cls);
+    m.weights.output = h.shared ? m.weights.tok_embd : Weight(c.take(cls));
   } else {
     // Version 2 (Q8_0): float32 norms, then int8 values + float32 group scales per matrix.
     const std::size_t gs = static_cast<std::size_t>(h.group_size);
@@ -293,7 +293,7 @@ Model load_llama2c(const std::filesystem::path& path, const std::filesystem::pat
       return m.own(std::move(v));
     };
     // export.py serializes each layer's matrix separately: int8 values, then its scales.
-    auto take_q8_layers = [&](std::size_t total, std::span<const float> LayerWeights::*member) {
+    auto take_q8_layers = [&](std::size_t total, Weight LayerWeights::*member) {
       for (auto& layer : layers) layer.*member = take_q8(total / layers.size());
     };
     per_layer(layers, take_f32(s.norm), &LayerWeights::attn_norm);
@@ -307,7 +307,7 @@ Model load_llama2c(const std::filesystem::path& path, const std::filesystem::pat
     take_q8_layers(s.w_ffn, &LayerWeights::w_gate);
     take_q8_layers(s.w_ffn, &LayerWeights::w_down);
     take_q8_layers(s.w_ffn, &LayerWeights::w_up);
-    m.weights.output = h.shared ? m.weights.tok_embd : take_q8(cls);
+    m.weights.output = h.shared ? m.weights.tok_embd : Weight(take_q8(cls));
   }
 
   if (const auto tok = find_tokenizer(path, tokenizer, opts, h.vocab_size); !tok.empty()) {

@@ -118,7 +118,7 @@ Model make_random_model(const ModelConfig& config, std::uint64_t seed) {
 
   std::vector<Fill> fills;
   std::size_t used = 0;
-  auto take = [&](std::span<const float>& slot, std::size_t n, std::size_t fan_in, bool norm) {
+  auto take = [&](Weight& slot, std::size_t n, std::size_t fan_in, bool norm) {
     std::span<float> s(buf.get() + used, n);
     used += n;
     const float scale = norm ? 0.1f : 1.0f / std::sqrt(static_cast<float>(fan_in));

@@ -193,7 +193,7 @@ Model make_random_qwen3_next(const ModelConfig& config, std::uint64_t seed) {
   ModelWeights& w = m.weights;
   w.tok_embd = get("token_embd.weight");
   w.output_norm = get("output_norm.weight");
-  w.output = config.tied_embeddings ? w.tok_embd : get("output.weight");
+  w.output = config.tied_embeddings ? w.tok_embd : Weight(get("output.weight"));
   w.layers.resize(static_cast<std::size_t>(config.n_layers));
   for (int l = 0; l < config.n_layers; ++l) {
     const std::string g = "blk." + std::to_string(l) + ".";

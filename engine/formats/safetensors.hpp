@@ -2,8 +2,10 @@
 // safetensors files (Hugging Face): u64 little-endian header length N, N bytes of JSON
 // {"name": {"dtype", "shape" (row-major, outermost first), "data_offsets": [begin, end)},
 //  "__metadata__": {string: string}}, then the data; offsets are relative to byte 8 + N.
-// Reader dtypes: F32 (used in place when 4-byte aligned), F16, BF16 (converted to float32 at
-// load, engine/formats/dtype.hpp).
+// Reader dtypes: F32 (used in place when 4-byte aligned), F16, BF16 (matrices used in place as
+// typed weights, vectors converted to float32 at load; engine/formats/dtype.hpp). Qwen3-Next
+// checkpoints are converted to float32 at load (the engine's +1 / -exp transforms and the
+// stacking of per-expert tensors need a copy).
 #include <cstdint>
 #include <filesystem>
 #include <map>

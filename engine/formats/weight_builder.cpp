@@ -26,8 +26,14 @@ std::string shape_str(const std::vector<std::int64_t>& s) {
 struct Need {
   std::string name;
   std::vector<std::int64_t> shape;
-  std::span<const float>* slot;
+  Weight* slot;
 };
+
+/// Matrices the CPU matmul reads (and the embedding, read a row at a time) stay in the file's
+/// bf16 / f16 bytes; vectors (norms, biases, A) and the depthwise conv kernel become float32.
+bool keep_typed(const Need& need, DType t) {
+  return (t == DType::bf16 || t == DType::f16) && need.shape.size() >= 2 && !need.name.ends_with("ssm_conv1d.weight");
+}
 
 }  // namespace
 
@@ -200,7 +206,8 @@ std::vector<std::string> assemble_weights(Model& model, const TensorTable& tenso
     if (!bytes || static_cast<std::int64_t>(t.data.size()) != *bytes)
       throw EngineError(file.string() + ": tensor " + fname(need.name) + " holds " + std::to_string(t.data.size()) + " bytes, " + to_string(t.dtype) +
                         " " + shape_str(t.shape) + " needs " + (bytes ? std::to_string(*bytes) : std::string("a whole number of blocks")));
-    const bool in_place = t.dtype == DType::f32 && reinterpret_cast<std::uintptr_t>(t.data.data()) % alignof(float) == 0;
+    const bool in_place = (t.dtype == DType::f32 && reinterpret_cast<std::uintptr_t>(t.data.data()) % alignof(float) == 0) ||
+                          keep_typed(need, t.dtype);
     if (!in_place) convert_total += t.elements();
     views.push_back(&t);
   }
@@ -216,7 +223,9 @@ std::vector<std::string> assemble_weights(Model& model, const TensorTable& tenso
     const TensorView& t = *views[i];
     const auto n = static_cast<std::size_t>(t.elements());
     if (t.dtype == DType::f32 && reinterpret_cast<std::uintptr_t>(t.data.data()) % alignof(float) == 0) {
-      *needs[i].slot = {reinterpret_cast<const float*>(t.data.data()), n};
+      *needs[i].slot = std::span<const float>(reinterpret_cast<const float*>(t.data.data()), n);
+    } else if (keep_typed(needs[i], t.dtype)) {
+      *needs[i].slot = Weight::stored(t.dtype, t.data, n);  // in place in the file mapping
     } else {
       std::span<float> dst(buffer.get() + used, n);
       used += static_cast<std::int64_t>(n);

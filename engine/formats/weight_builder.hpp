@@ -1,7 +1,8 @@
 #pragma once
 // Turns a format's tensor table into Model::weights: checks every tensor's shape against the
-// ModelConfig and its byte size against the data it points to, uses aligned F32 tensors in
-// place and converts everything else to float32 into one buffer the Model owns.
+// ModelConfig and its byte size against the data it points to, uses aligned F32 tensors and
+// BF16 / F16 matrices in place (typed Weights over the file mapping) and converts everything else
+// (vectors, Q8_0) to float32 into one buffer the Model owns.
 #include <cstdint>
 #include <filesystem>
 #include <functional>

@@ -39,7 +39,7 @@ inline engine::Model random_model(engine::ModelConfig c, unsigned seed) {
     m.weights.layers.push_back(w);
   }
   m.weights.output_norm = tensor(d, 1.0f);
-  m.weights.output = c.tied_embeddings ? m.weights.tok_embd : tensor(c.vocab_size * d);
+  m.weights.output = c.tied_embeddings ? m.weights.tok_embd : engine::Weight(tensor(c.vocab_size * d));
   return m;
 }
 

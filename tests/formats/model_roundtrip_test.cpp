@@ -1,11 +1,14 @@
 // Presets, the GGUF writer (make-model) and load_model's dispatch.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include "common/atomic_file.hpp"
+#include "engine/backend.hpp"
+#include "engine/cpu/matmul.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/gguf.hpp"
 #include "engine/formats/gguf_writer.hpp"
@@ -195,4 +198,60 @@ TEST_CASE("atlas-bench make-model writes byte-identical files for a seed") {
   CHECK(r.config.name == "tiny-qwen3");
   CHECK(r.weights.layers[0].wq[5] == bf16_to_f32(f32_to_bf16(make_preset_model("tiny-qwen3", 11).weights.layers[0].wq[5])));
   CHECK(WEXITSTATUS(std::system((std::string(exe) + " make-model --arch llama --preset tiny-qwen3 --out " + (dir / "c.gguf").string() + " 2> /dev/null").c_str())) == 3);
+}
+
+TEST_CASE("typed weights: BF16 / F16 matrices stay in the file mapping and compute exactly as their float32 values") {
+  const Model m = make_preset_model("tiny-qwen3", 3);
+  const auto dir = atlas::test::scratch_dir("typed-weights");
+  for (DType t : {DType::bf16, DType::f16}) {
+    CAPTURE(to_string(t));
+    const auto path = dir / (std::string(to_string(t)) + ".gguf");
+    GgufWriteOptions w;
+    w.dtype = t;
+    write_gguf(path, m, w);
+    const Model typed = load_model(path);
+    // Matrices keep the file's storage, pointing into the mapping; vectors become float32.
+    const Weight& wq = typed.weights.layers[0].wq;
+    CHECK(wq.dtype() == t);
+    CHECK(typed.weights.tok_embd.dtype() == t);
+    CHECK(typed.weights.layers[0].attn_norm.dtype() == DType::f32);
+    CHECK_THROWS_WITH_AS((void)wq.data(), doctest::Contains("read as float32"), EngineError);
+    const GgufFile f = read_gguf(path);
+    const auto info = std::find_if(f.tensors.begin(), f.tensors.end(), [](const GgufTensorInfo& i) { return i.name == "blk.0.attn_q.weight"; });
+    REQUIRE(info != f.tensors.end());
+    const auto file_bytes = f.tensor_data(*info);
+    REQUIRE(wq.bytes().size() == file_bytes.size());  // 2 bytes an element: no float32 copy
+    CHECK(std::memcmp(wq.bytes().data(), file_bytes.data(), file_bytes.size()) == 0);
+    // The same model with every typed weight widened to float32 up front (the old loader).
+    Model wide;
+    wide.config = typed.config;
+    wide.weights = typed.weights;
+    auto widen = [&](Weight& x) {
+      if (x.is_f32()) return;
+      std::vector<float> v(x.size());
+      x.to_f32(0, x.size(), v.data());
+      x = wide.own(std::move(v));
+    };
+    widen(wide.weights.tok_embd);
+    widen(wide.weights.output);
+    for (auto& L : wide.weights.layers) {
+      for (Weight* x : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) widen(*x);
+    }
+    // The typed matmul widens bf16 / f16 exactly and sums in the same order: identical logits,
+    // with the AVX2 kernels and with the portable ones.
+    for (bool avx2 : {true, false}) {
+      CAPTURE(avx2);
+      if (!atlas::engine::cpu::set_matmul_avx2(avx2) && avx2) continue;
+      BackendOptions o;
+      o.threads = 2;
+      auto a = make_backend(typed, o);
+      auto b = make_backend(wide, o);
+      const std::vector<int> prompt = {1, 7, 300, 42, 5, 9, 77};
+      const auto la = a->forward(prompt, 0);
+      const std::vector<float> first(la.begin(), la.end());
+      const auto lb = b->forward(prompt, 0);
+      CHECK(std::memcmp(first.data(), lb.data(), first.size() * sizeof(float)) == 0);
+    }
+    atlas::engine::cpu::set_matmul_avx2(true);
+  }
 }

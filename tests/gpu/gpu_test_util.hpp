@@ -110,7 +110,7 @@ inline HostModel random_model(const engine::ModelConfig& c, std::uint32_t seed) 
     w.layers.push_back(L);
   }
   w.output_norm = gain(c.dim);
-  w.output = c.tied_embeddings ? w.tok_embd : mat(c.vocab_size, c.dim);
+  w.output = c.tied_embeddings ? w.tok_embd : engine::Weight(mat(c.vocab_size, c.dim));
   return h;
 }
 
