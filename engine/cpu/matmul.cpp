@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -124,6 +125,31 @@ __attribute__((target("avx2,fma,f16c"))) void block_avx2<float, 8, 1>(const floa
     const __m256 xv = _mm256_maskload_ps(x + i, mask);
     for (int r = 0; r < 8; ++r)
       acc[r] = _mm256_fmadd_ps(_mm256_maskload_ps(w + static_cast<std::int64_t>(r) * in + i, mask), xv, acc[r]);
+  }
+  _mm256_storeu_ps(y, hsum8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
+}
+
+/// The 8 x 1 decode kernel above for bf16 / f16 weights, with the same arithmetic (the row tail
+/// widened into a zero-padded block), so a typed weight gives bit-identical results to its
+/// float32 widening.
+template <class WT>
+__attribute__((target("avx2,fma,f16c"))) void block_avx2_8x1_typed(const WT* w, const float* x, float* y, int in, int ldy) {
+  (void)ldy;
+  __m256 acc[8];
+  for (auto& a : acc) a = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 8 <= in; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    for (int r = 0; r < 8; ++r) acc[r] = _mm256_fmadd_ps(load8(w + static_cast<std::int64_t>(r) * in + i), xv, acc[r]);
+  }
+  if (i < in) {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(in - i), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256 xv = _mm256_maskload_ps(x + i, mask);
+    for (int r = 0; r < 8; ++r) {
+      alignas(32) float tail[8] = {};
+      for (int j = 0; j < in - i; ++j) tail[j] = load1(w + static_cast<std::int64_t>(r) * in + i + j);
+      acc[r] = _mm256_fmadd_ps(_mm256_load_ps(tail), xv, acc[r]);
+    }
   }
   _mm256_storeu_ps(y, hsum8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
 }
@@ -259,8 +285,9 @@ template <class WT>
 Kernels<WT> kernels(bool avx2) {
 #ifdef ATLAS_X86
   if (avx2 && cpu_has_avx2()) {
-    return {block_avx2<WT, kRows, kTokens>, block_avx2<WT, kRows, 1>, block_avx2<WT, 1, kTokens>, block_avx2<WT, 1, 1>,
-            block_avx2<WT, 8, 1>};
+    BlockFn<WT> r8 = block_avx2<WT, 8, 1>;  // float: the specialisation above
+    if constexpr (!std::is_same_v<WT, float>) r8 = block_avx2_8x1_typed<WT>;
+    return {block_avx2<WT, kRows, kTokens>, block_avx2<WT, kRows, 1>, block_avx2<WT, 1, kTokens>, block_avx2<WT, 1, 1>, r8};
   }
 #endif
   (void)avx2;
