@@ -29,6 +29,10 @@ std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& 
     throw EngineError("backend option inject_decode_delay_us = " + std::to_string(opts.inject_decode_delay_us) +
                       " is invalid (must be >= 0)");
   }
+  if (opts.inject_decode_work < 0) {
+    throw EngineError("backend option inject_decode_work = " + std::to_string(opts.inject_decode_work) +
+                      " is invalid (must be >= 0)");
+  }
   std::unique_ptr<Backend> b;
   if (opts.name == "cpu") {
     b = std::make_unique<cpu::CpuBackend>(model, opts);
@@ -46,6 +50,7 @@ std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& 
     throw EngineError("backend '" + opts.name + "' is unknown (expected 'cpu' or 'cuda')");
   }
   b->set_inject_decode_delay_us(opts.inject_decode_delay_us);
+  b->set_inject_decode_work(opts.inject_decode_work);
   return b;
 }
 

@@ -30,6 +30,10 @@ struct BackendOptions {
   /// token by sleeping (engine/decode_delay.hpp: no extra instructions), so a planted slowdown
   /// can prove the gate's timed judgement catches it. Fractions allowed; 0 = off.
   double inject_decode_delay_us = 0;
+  /// Test hook: runs this many iterations of a xorshift loop the compiler cannot drop per
+  /// decoded token (12 instructions each with GCC 12 -O3), so a planted *extra-work* commit can
+  /// prove the instruction-count gate catches it on any box. 0 = off.
+  int inject_decode_work = 0;
 };
 
 class Backend {
@@ -63,9 +67,14 @@ class Backend {
   void set_inject_decode_delay_us(double us) { decode_delay_.set(us); }
   DecodeDelay& decode_delay() { return decode_delay_; }
 
+  /// BackendOptions::inject_decode_work, which Session runs per decoded token.
+  int inject_decode_work() const { return inject_decode_work_; }
+  void set_inject_decode_work(int iterations) { inject_decode_work_ = iterations < 0 ? 0 : iterations; }
+
  protected:
   StageTimer timer_;
   DecodeDelay decode_delay_;
+  int inject_decode_work_ = 0;
 };
 
 /// Creates the named backend ("cpu" or "cuda"); throws EngineError for a backend not built in.

@@ -1,6 +1,7 @@
 #include "engine/session.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "common/clock.hpp"
@@ -16,6 +17,24 @@ const char* to_string(StopReason r) {
   }
   return "unknown";
 }
+
+namespace {
+// The extra-work test hook: `iterations` xorshift64 steps. The empty asm makes every step's
+// value observable, so the optimiser can neither fold the loop nor drop it; the result goes to
+// a volatile sink for the same reason. Instruction count is linear in `iterations` and does
+// not depend on time (unlike the delay hook's sleep, which adds no instructions).
+volatile std::uint64_t g_work_sink = 0;
+void extra_work(int iterations) {
+  std::uint64_t x = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < iterations; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    asm volatile("" : "+r"(x));
+  }
+  g_work_sink = x;
+}
+}  // namespace
 
 GenerateResult Session::generate(const GenerateRequest& req, const std::function<void(const TokenEvent&)>& on_token) {
   GenerateResult r;
@@ -91,6 +110,7 @@ GenerateResult Session::generate(const GenerateRequest& req, const std::function
       break;
     }
     backend_->decode_delay().on_decode_step();  // test hook: sleeps, 0 = off
+    if (backend_->inject_decode_work() > 0) extra_work(backend_->inject_decode_work());  // test hook
     const int token = next;
     next = backend_->forward_sample(std::span<const int>(&token, 1), pos, sampler);
     cached_.push_back(token);

@@ -104,6 +104,12 @@ Baseline parse_baseline(const nlohmann::json& j, const std::string& source) {
     b.metrics.emplace(key, parse_metric(r, m, p));
   }
   b.history = parse_history(r, j, "");
+  if (j.contains("identity") && !j["identity"].is_null()) {
+    const auto& id = r.object(j, "", "identity");
+    if (id.contains("model") && !id["model"].is_object()) r.fail("identity.model", "expected an object", id["model"]);
+    if (id.contains("suites") && !id["suites"].is_object()) r.fail("identity.suites", "expected an object", id["suites"]);
+    b.identity = id;
+  }
   return b;
 }
 
@@ -134,8 +140,10 @@ nlohmann::json to_json(const Baseline& b) {
   }
   nlohmann::json history = nlohmann::json::array();
   for (const auto& h : b.history) history.push_back(to_json(h));
-  return {{"schema_version", b.schema_version}, {"gate", b.gate},       {"machine_class", b.machine_class},
-          {"frozen", b.frozen},                 {"metrics", metrics},   {"history", history}};
+  nlohmann::json j = {{"schema_version", b.schema_version}, {"gate", b.gate},     {"machine_class", b.machine_class},
+                      {"frozen", b.frozen},                 {"metrics", metrics}, {"history", history}};
+  if (!b.identity.is_null()) j["identity"] = b.identity;
+  return j;
 }
 
 Baseline load_baseline(const std::filesystem::path& path) {

@@ -62,6 +62,10 @@ struct Baseline {
   bool frozen = false;        ///< a frozen file never moves (ratchet/accept refuse)
   std::map<std::string, BaselineMetric> metrics;  ///< "<suite>/<metric>" -> metric
   std::vector<HistoryEntry> history;              ///< file-level events
+  /// What the metrics were measured on (gates/identity.hpp): {"model": {path, format, sha256},
+  /// "suites": {"<suite>": the suite's config}}; null in files made before it existed (then
+  /// nothing is checked).
+  nlohmann::json identity = nullptr;
 };
 
 /// "<suite>/<metric>".

@@ -55,18 +55,26 @@ Verdict judge_identity(Verdict v, const BaselineMetric& b, const records::Metric
 }
 
 Verdict judge_exact(Verdict v, const BaselineMetric& b, double cand) {
-  v.rule = "exact";
+  // Exact unless the baseline gives a tolerance (callgrind instruction counts: a tiny relative
+  // one, docs/gates.md): only a change beyond it is a regression or an improvement.
+  const double tolerance = std::max(b.tolerance.relative * std::fabs(b.value), b.tolerance.absolute);
+  v.rule = tolerance > 0 ? "exact-tolerance" : "exact";
+  if (tolerance > 0) v.margin = tolerance;
   const double worse = worsening(b.better, b.value, cand);
   const auto [cand_text, base_text] = fmt_distinct(cand, b.value);
-  if (worse > 0) {
+  const std::string within = tolerance > 0 ? " beyond the tolerance " + fmt(tolerance) + " " + b.unit : "";
+  if (worse > tolerance) {
     v.status = VerdictStatus::regression;
-    v.why = std::string(records::to_string(b.kind)) + " metric is gated exactly: " + cand_text + " is worse than " + base_text;
-  } else if (worse < 0) {
+    v.why = std::string(records::to_string(b.kind)) + " metric is gated " + (tolerance > 0 ? "nearly " : "") +
+            "exactly: " + cand_text + " is worse than " + base_text + within;
+  } else if (-worse > tolerance) {
     v.status = VerdictStatus::improved;
-    v.why = "better than the baseline (" + cand_text + " vs " + base_text + "); `baseline ratchet` tightens it";
+    v.why = "better than the baseline (" + cand_text + " vs " + base_text + ")" + within +
+            "; `baseline ratchet` tightens it";
   } else {
     v.status = VerdictStatus::same;
-    v.why = "equal to the baseline";
+    v.why = worse == 0 ? "equal to the baseline"
+                       : "changed by " + fmt(-worse) + " " + b.unit + ", within the tolerance " + fmt(tolerance);
   }
   return v;
 }

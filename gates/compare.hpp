@@ -4,8 +4,9 @@
 // Rules (docs/gates.md has the full text and sources):
 // - counted metrics whose unit is a hash (records::is_identity_unit) are identities: any change fails.
 // - counted and accuracy metrics are exact: candidate median worse than the baseline value by
-//   any amount = regression, better = improved (CodSpeed/rustc-perf treat deterministic counts
-//   this way).
+//   more than the baseline's tolerance (0 unless set, e.g. 0.5% for callgrind instruction
+//   counts) = regression, better by more = improved (CodSpeed/rustc-perf treat deterministic
+//   counts this way).
 // - timed metrics need BOTH a practical and a statistical difference (asv `compare`, Google
 //   Benchmark compare.py U test, Pinpoint): the candidate median is worse than the baseline
 //   value by more than margin = max(relative * |value|, absolute, noise), AND a two-sided

@@ -78,13 +78,26 @@ Tolerance default_tolerance(const GateConfig& c, records::MetricKind kind) {
   return {};
 }
 
+Tolerance default_tolerance(const GateConfig& c, records::MetricKind kind, const std::string& key) {
+  const Tolerance* best = nullptr;
+  std::size_t best_len = 0;
+  for (const auto& [prefix, t] : c.metric_tolerance) {
+    if (key.rfind(prefix, 0) == 0 && (best == nullptr || prefix.size() > best_len)) {
+      best = &t;
+      best_len = prefix.size();
+    }
+  }
+  return best ? *best : default_tolerance(c, kind);
+}
+
 GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source) {
   const FieldReader r(source);
   if (!j.is_object()) r.fail("", "expected an object", j);
   reject_unknown(r, j, "",
                  {"schema_version", "gate", "description", "suites", "suite_config", "min_samples", "rerun_cap",
                   "confirm_timed_regressions", "alpha", "noise",
-                  "default_tolerance", "target_branch", "quiet_box", "timed", "quiet_machine_classes"});
+                  "default_tolerance", "metric_tolerance", "target_branch", "quiet_box", "timed",
+                  "quiet_machine_classes"});
   const long long version = r.integer(j, "", "schema_version");
   if (version != 1) r.fail("schema_version", "unsupported (this build reads 1)", version);
   GateConfig c;
@@ -125,6 +138,14 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
     if (t.contains("timed")) c.timed_tolerance = parse_tolerance(r, r.object(t, "default_tolerance", "timed"), "default_tolerance.timed");
     if (t.contains("counted")) c.counted_tolerance = parse_tolerance(r, r.object(t, "default_tolerance", "counted"), "default_tolerance.counted");
     if (t.contains("accuracy")) c.accuracy_tolerance = parse_tolerance(r, r.object(t, "default_tolerance", "accuracy"), "default_tolerance.accuracy");
+  }
+  if (j.contains("metric_tolerance")) {
+    const auto& t = r.object(j, "", "metric_tolerance");
+    for (const auto& [prefix, v] : t.items()) {
+      const std::string p = FieldReader::child("metric_tolerance", prefix);
+      if (prefix.empty()) r.fail(p, "a metric-key prefix must not be empty", v);
+      c.metric_tolerance[prefix] = parse_tolerance(r, r.object(t, "metric_tolerance", prefix), p);
+    }
   }
   c.target_branch = r.optional_string(j, "", "target_branch").value_or(c.target_branch);
   if (j.contains("quiet_box")) c.quiet_box = parse_quiet_box(r, r.object(j, "", "quiet_box"), "quiet_box");
@@ -178,6 +199,12 @@ nlohmann::json to_json(const GateConfig& c) {
           {"noise", {{"confidence", c.noise_confidence}, {"resamples", c.noise_resamples}}},
           {"default_tolerance",
            {{"timed", tol(c.timed_tolerance)}, {"counted", tol(c.counted_tolerance)}, {"accuracy", tol(c.accuracy_tolerance)}}},
+          {"metric_tolerance",
+           [&] {
+             nlohmann::json m = nlohmann::json::object();
+             for (const auto& [k, t] : c.metric_tolerance) m[k] = tol(t);
+             return m;
+           }()},
           {"target_branch", c.target_branch},
           {"quiet_box",
            {{"max_load_per_core", q.max_load_per_core},

@@ -3,6 +3,7 @@
 // settings, default tolerances per metric kind, the rerun cap, quiet-box thresholds and the
 // branch the merge-base check compares against. Schema in docs/gates.md.
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct GateConfig {
   Tolerance timed_tolerance{0.05, 0};     ///< default for new timed metrics (baseline init)
   Tolerance counted_tolerance{0, 0};
   Tolerance accuracy_tolerance{0, 0};
+  /// Per-metric defaults that win over the kind's: metric-key prefix ("instructions/" or a
+  /// whole key) -> tolerance; the longest matching prefix applies. E.g. callgrind counts are
+  /// deterministic but move by a few hundredths of a percent with the environment's size.
+  std::map<std::string, Tolerance> metric_tolerance;
   std::string target_branch = "origin/main";  ///< merge-base check; falls back to "main"
   QuietBoxThresholds quiet_box;
   /// Timed metrics judged against the merge-base build, interleaved (gates/interleaved.hpp).
@@ -65,6 +70,9 @@ bool timed_baselines_gated(const GateConfig& c, const std::string& machine_class
 
 /// The default tolerance for a metric kind.
 Tolerance default_tolerance(const GateConfig& c, records::MetricKind kind);
+/// The default tolerance for metric `key` (suite/metric): metric_tolerance's longest matching
+/// prefix, else the kind's.
+Tolerance default_tolerance(const GateConfig& c, records::MetricKind kind, const std::string& key);
 
 /// Validates every field; unknown keys are errors too (a misspelt threshold must not silently
 /// fall back to a default). Throws GateError naming source, field and value.

@@ -2,18 +2,19 @@
 
 #include "gates/compare.hpp"
 #include "gates/error.hpp"
+#include "gates/identity.hpp"
 #include "records/test_hooks.hpp"
 
 namespace atlas::gates {
 namespace {
 
-BaselineMetric from_record_metric(const records::Metric& m, const GateConfig& cfg) {
+BaselineMetric from_record_metric(const std::string& key, const records::Metric& m, const GateConfig& cfg) {
   BaselineMetric bm;
   bm.value = candidate_value(m);
   bm.unit = m.unit;
   bm.better = m.better;
   bm.kind = m.kind;
-  bm.tolerance = default_tolerance(cfg, m.kind);
+  bm.tolerance = default_tolerance(cfg, m.kind, key);
   bm.samples = m.samples;
   return bm;
 }
@@ -69,18 +70,27 @@ Baseline init_baseline(const records::Record& r, const GateConfig& cfg, const st
     for (const auto& [metric_name, m] : suite.metrics) {
       if (m.samples.empty()) continue;
       if (m.kind == records::MetricKind::timed && !keep_timed) continue;
-      auto bm = from_record_metric(m, cfg);
+      auto bm = from_record_metric(metric_key(suite_name, metric_name), m, cfg);
       bm.history.push_back({stamp.commit, stamp.date, std::nullopt, bm.value, reason, HistoryAction::init, ""});
       b.metrics.emplace(metric_key(suite_name, metric_name), std::move(bm));
     }
   }
   if (b.metrics.empty()) throw GateError("baseline init: the record has no metric with samples");
+  b.identity = identity_of(r);
   return b;
 }
 
 RatchetResult ratchet(Baseline& b, const records::Record& record, const GateConfig& cfg, const ChangeStamp& stamp) {
   require_clean(record, "baseline ratchet");
   RatchetResult out;
+  // A file made before identities existed learns them from the first clean record; suites new
+  // to the baseline add theirs. A differing identity is the gate's error, not ratchet's to fix.
+  if (!b.frozen) {
+    const nlohmann::json id = identity_of(record);
+    if (!b.identity.is_object()) b.identity = id;
+    for (const auto& [suite, config] : id["suites"].items())
+      if (!b.identity["suites"].contains(suite)) b.identity["suites"][suite] = config;
+  }
   const Comparison cmp = compare(b, record, compare_settings(cfg));
   const bool keep_timed = timed_baselines_gated(cfg, b.machine_class);
   for (const auto& v : cmp.verdicts) {
@@ -105,7 +115,7 @@ RatchetResult ratchet(Baseline& b, const records::Record& record, const GateConf
         out.frozen.push_back(v.key);
         continue;
       }
-      auto bm = from_record_metric(*find_metric(record, v.key), cfg);
+      auto bm = from_record_metric(v.key, *find_metric(record, v.key), cfg);
       bm.history.push_back({stamp.commit, stamp.date, std::nullopt, bm.value, "new metric added by ratchet",
                             HistoryAction::init, ""});
       b.metrics.emplace(v.key, std::move(bm));
@@ -123,7 +133,10 @@ void accept(Baseline& b, const std::string& key, const records::Record& record, 
   if (b.frozen) throw GateError("accept " + key + ": the baseline file is frozen; unfreeze it first");
   const auto* c = find_metric(record, key);
   if (!c || c->samples.empty()) throw GateError("accept " + key + ": the record has no samples for this metric");
-  auto fresh = from_record_metric(*c, cfg);
+  auto fresh = from_record_metric(key, *c, cfg);
+  // Accepting a metric adopts the config its suite ran with (e.g. a new prompt length).
+  const auto suite = split_metric_key(key).first;
+  if (b.identity.is_object() && record.suites.count(suite)) b.identity["suites"][suite] = record.suites.at(suite).config;
   const auto it = b.metrics.find(key);
   if (it == b.metrics.end()) {
     fresh.history.push_back({stamp.commit, stamp.date, std::nullopt, fresh.value, reason, HistoryAction::accept, ""});

@@ -1,5 +1,6 @@
 #include "records/merge.hpp"
 
+#include <map>
 #include <string>
 
 #include "common/sha256.hpp"
@@ -53,10 +54,38 @@ void merge_suite(SuiteResult& into, const SuiteResult& from, std::size_t shard) 
   }
 }
 
+// "i/N" of a nightly shard record (verdicts.shard), "" for other records.
+std::string shard_of(const Record& r) {
+  if (!r.verdicts.is_object() || !r.verdicts.contains("shard") || !r.verdicts["shard"].is_object()) return "";
+  const auto& s = r.verdicts["shard"];
+  return std::to_string(s.value("index", 0)) + "/" + std::to_string(s.value("count", 1));
+}
+
+// The same record twice would double its samples; two runs of one shard would mix two
+// measurements of the same suites as if they were one run.
+void check_distinct_shards(std::span<const Record> shards) {
+  std::map<std::string, std::size_t> by_run, by_shard;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const Record& s = shards[i];
+    if (const auto [it, fresh] = by_run.emplace(s.run_id, i); !fresh) {
+      throw RecordError("merge: shard " + std::to_string(i) + " is the same run as shard " + std::to_string(it->second) +
+                        " (run_id " + s.run_id + "); give each shard once");
+    }
+    const std::string sh = shard_of(s);
+    if (sh.empty()) continue;
+    if (const auto [it, fresh] = by_shard.emplace(sh, i); !fresh) {
+      throw RecordError("merge: records " + std::to_string(it->second) + " (run_id " + shards[it->second].run_id +
+                        ") and " + std::to_string(i) + " (run_id " + s.run_id + ") are two runs of nightly shard " + sh +
+                        "; keep one of them");
+    }
+  }
+}
+
 }  // namespace
 
 Record merge_records(std::span<const Record> shards) {
   if (shards.empty()) throw RecordError("merge: no records given");
+  check_distinct_shards(shards);
   Record out = shards[0];
   out.verdicts = nullptr;
   out.merged_from.clear();

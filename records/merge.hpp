@@ -20,7 +20,8 @@ namespace atlas::records {
 /// re-gated, not inherited); endpoint and quiet_box = the first non-null; merged_from = every
 /// shard's run_id; run_id = "merged-" + first 12 hex digits of sha256 of the joined shard ids
 /// (deterministic: merging the same shards twice gives the same id).
-/// Throws RecordError for an empty list.
+/// Throws RecordError for an empty list, for one record given twice (same run_id) and for two
+/// records of the same nightly shard (verdicts.shard "i/N").
 Record merge_records(std::span<const Record> shards);
 
 }  // namespace atlas::records

@@ -109,6 +109,17 @@ GitInfo collect_git(const std::filesystem::path& repo_dir) {
   g.commit = "unknown";
   const auto head = git(repo_dir, {"rev-parse", "--verify", "HEAD"});
   if (head.status != 0) return g;
+  // git walks up from repo_dir to the first enclosing .git: a source tree unpacked inside some
+  // other repository (a tarball in a home directory under version control) would take that
+  // repository's commit. The tree is a checkout only when it is the top level, or a directory
+  // whose files that repository tracks.
+  const auto top = git(repo_dir, {"rev-parse", "--show-toplevel"});
+  std::error_code ec;
+  if (top.status != 0) return g;
+  if (!std::filesystem::equivalent(std::filesystem::path(trim(top.out)), repo_dir, ec)) {
+    const auto tracked = git(repo_dir, {"ls-files", "--", "."});
+    if (tracked.status != 0 || trim(tracked.out).empty()) return g;
+  }
   g.commit = trim(head.out);
   const auto branch = git(repo_dir, {"rev-parse", "--abbrev-ref", "HEAD"});
   if (branch.status == 0) g.branch = trim(branch.out);

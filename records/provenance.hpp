@@ -15,7 +15,9 @@ namespace atlas::records {
 /// HEAD` ("HEAD" when detached), dirty = `git status --porcelain` lists anything (untracked files
 /// included; ignored ones such as .benchmarks/ and build/ are not), diff_sha256 = sha256 of the
 /// bytes of `git diff HEAD` when dirty (tracked changes; untracked files mark dirty but are not
-/// hashed). Outside a checkout, or without git: commit "unknown", branch "", dirty false.
+/// hashed). Outside a checkout, or without git: commit "unknown", branch "", dirty false; also
+/// when `repo_dir` only lies inside another repository that does not track its files (a tree
+/// unpacked in someone's checkout is not that checkout's commit).
 GitInfo collect_git(const std::filesystem::path& repo_dir);
 
 /// `git rev-parse --verify <rev>^{commit}` in `repo_dir`: the full sha of a commit-ish ("HEAD",

@@ -28,14 +28,18 @@ struct MachineInfo {
   std::string cpu_model;
   int cores = 0;
   long long memory_bytes = 0;
-  std::string gpu_name, gpu_driver;     ///< empty without a GPU
+  std::string gpu_name, gpu_driver;     ///< empty without a GPU (device 0's name)
+  int gpu_count = 0;                    ///< GPUs the driver lists, 0 without a GPU
+  /// Device 0's clocks when the run started: {"sm_mhz", "sm_max_mhz"} (NVML), else null.
   nlohmann::json gpu_clocks = nullptr;
   std::string machine_class;            ///< e.g. "cpu-2c-x86_64" or "h200"; names baseline folders
   std::string hostname;
 };
 
 struct ModelInfo {
-  std::string path, format, architecture;
+  std::string path;                     ///< relative to the data directory when under it
+  std::string format;                   ///< "llama2c", "gguf", "safetensors", ...
+  std::string architecture;
   long long parameter_count = 0;
   std::string sha256;
 };
@@ -58,6 +62,7 @@ struct Record {
   bool valid = true;                                ///< false when the run failed (reason below)
   std::string invalid_reason;
   std::vector<std::string> merged_from;             ///< run_ids of the shards this record merges (else empty)
+  std::vector<std::string> command_line;            ///< argv of the run, as typed (relative paths kept)
 };
 
 }  // namespace atlas::records

@@ -23,7 +23,8 @@ json build_json(const BuildInfo& b) {
 }
 json machine_json(const MachineInfo& m) {
   return {{"cpu_model", m.cpu_model},   {"cores", m.cores},           {"memory_bytes", m.memory_bytes},
-          {"gpu_name", m.gpu_name},     {"gpu_driver", m.gpu_driver}, {"gpu_clocks", m.gpu_clocks},
+          {"gpu_name", m.gpu_name},     {"gpu_driver", m.gpu_driver}, {"gpu_count", m.gpu_count},
+          {"gpu_clocks", m.gpu_clocks},
           {"machine_class", m.machine_class}, {"hostname", m.hostname}};
 }
 json model_json(const ModelInfo& m) {
@@ -132,6 +133,11 @@ MachineInfo machine_from(const Reader& rd, const json& j, const std::string& w) 
   m.gpu_name = rd.str(j, w, "gpu_name", false);
   m.gpu_driver = rd.str(j, w, "gpu_driver", false);
   m.gpu_clocks = rd.any(j, "gpu_clocks", nullptr);
+  if (rd.find(j, w, "gpu_count", false)) {
+    const long long n = rd.integer(j, w, "gpu_count");
+    if (n < 0 || n > 1 << 16) rd.bad(Reader::child(w, "gpu_count"), "a GPU count >= 0", j["gpu_count"]);
+    m.gpu_count = static_cast<int>(n);
+  }
   m.machine_class = rd.str(j, w, "machine_class");
   if (m.machine_class.empty()) rd.fail(Reader::child(w, "machine_class"), "must not be empty");
   m.hostname = rd.str(j, w, "hostname", false);
@@ -239,6 +245,7 @@ json to_json(const Record& r) {
   j["valid"] = r.valid;
   j["invalid_reason"] = r.invalid_reason;
   if (!r.merged_from.empty()) j["merged_from"] = r.merged_from;
+  j["command_line"] = r.command_line;
   return j;
 }
 
@@ -288,6 +295,13 @@ Record record_from_json(const json& j, const std::string& source) {
       const json& id = (*merged)[i];
       if (!id.is_string()) rd.bad("/merged_from/" + std::to_string(i), "a run id string", id);
       r.merged_from.push_back(id.get<std::string>());
+    }
+  }
+  if (const json* cl = rd.find(j, root, "command_line", false)) {
+    if (!cl->is_array()) rd.bad("/command_line", "an array of arguments", *cl);
+    for (std::size_t i = 0; i < cl->size(); ++i) {
+      if (!(*cl)[i].is_string()) rd.bad("/command_line/" + std::to_string(i), "an argument string", (*cl)[i]);
+      r.command_line.push_back((*cl)[i].get<std::string>());
     }
   }
   if (!r.valid && r.invalid_reason.empty()) rd.fail("/invalid_reason", "an invalid record must say why (valid is false)");

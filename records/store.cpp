@@ -10,6 +10,7 @@
 #include "records/error.hpp"
 #include "records/provenance.hpp"
 #include "records/record_io.hpp"
+#include "records/test_hooks.hpp"
 
 namespace atlas::records {
 namespace fs = std::filesystem;
@@ -127,12 +128,12 @@ std::vector<StoredRecord> list_records(const fs::path& store_dir) {
   return out;
 }
 
-fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const std::string& gate_or_suite,
-                        const std::optional<fs::path>& repo_dir) {
-  std::error_code ec;
-  if (fs::is_regular_file(arg, ec)) return arg;
-  if (arg.empty()) throw RecordError("empty record argument: give a record file or a commit prefix");
+namespace {
 
+// Every record of the one commit `arg` names (see resolve_record), newest first.
+std::vector<StoredRecord> commit_candidates(const std::string& arg, const fs::path& store_dir,
+                                            const std::string& gate_or_suite, const std::optional<fs::path>& repo_dir) {
+  if (arg.empty()) throw RecordError("empty record argument: give a record file or a commit prefix");
   const auto all = list_records(store_dir);
   auto matching = [&](const std::string& prefix) {
     std::vector<StoredRecord> hits;
@@ -170,9 +171,19 @@ fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const
     for (const auto& c : commits) list += "\n  " + c;
     throw RecordError("commit prefix \"" + arg + "\" is ambiguous under " + store_dir.string() + "; candidates:" + list);
   }
+  std::sort(hits.begin(), hits.end(), [](const StoredRecord& a, const StoredRecord& b) { return older(b, a); });
+  return hits;
+}
+
+}  // namespace
+
+fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const std::string& gate_or_suite,
+                        const std::optional<fs::path>& repo_dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(arg, ec)) return arg;
+  const auto hits = commit_candidates(arg, store_dir, gate_or_suite, repo_dir);
   // Newest first; a valid record wins over newer invalid ones (a run that stopped on an error
   // must not stand in for the commit's real result), and the newest is the fallback.
-  std::sort(hits.begin(), hits.end(), [](const StoredRecord& a, const StoredRecord& b) { return older(b, a); });
   for (const auto& h : hits) {
     try {
       if (read_record(h.path).valid) return h.path;
@@ -181,6 +192,93 @@ fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const
     }
   }
   return hits.front().path;
+}
+
+RecordKind kind_of(const Record& r) {
+  RecordKind k;
+  k.gate_or_suite = r.gate_or_suite;
+  k.target = r.config.is_object() ? r.config.value("target_name", std::string()) : std::string();
+  k.hooks = active_test_hooks(r);
+  if (r.verdicts.is_object() && r.verdicts.contains("shard") && r.verdicts["shard"].is_object()) {
+    const auto& sh = r.verdicts["shard"];
+    const int count = sh.value("count", 1);
+    if (count > 1) k.shard = std::to_string(sh.value("index", 0)) + "/" + std::to_string(count);
+  }
+  k.merged = !r.merged_from.empty();
+  k.valid = r.valid;
+  return k;
+}
+
+std::string RecordKind::describe() const {
+  std::string s = gate_or_suite + ", " + (target.empty() ? "target unknown" : target);
+  if (!shard.empty()) s += ", shard " + shard;
+  if (merged) s += ", merged";
+  if (hooks.empty()) s += ", no test hooks";
+  else {
+    s += ", test hooks";
+    for (const auto& h : hooks) s += " " + h;
+  }
+  if (!valid) s += ", INVALID";
+  return s;
+}
+
+PickedRecord pick_record(const std::string& arg, const fs::path& store_dir, const Record* like,
+                         const std::string& gate_or_suite, const std::optional<fs::path>& repo_dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(arg, ec)) {
+    const Record r = read_record(arg);
+    return {arg, "the file given (" + kind_of(r).describe() + ")"};
+  }
+  struct Candidate {
+    fs::path path;
+    RecordKind kind;
+  };
+  std::vector<Candidate> all;
+  for (const auto& h : commit_candidates(arg, store_dir, gate_or_suite, repo_dir)) {
+    try {
+      all.push_back({h.path, kind_of(read_record(h.path))});
+    } catch (const atlas::Error&) {
+      // unreadable records are not candidates
+    }
+  }
+  if (all.empty()) throw RecordError("no readable record matches \"" + arg + "\" under " + store_dir.string());
+  std::vector<Candidate> pool = all;
+  std::vector<std::string> preferred;
+  // Each preference narrows the pool only when something is left: the best available record is
+  // still compared, and the note says which preference could not be met.
+  auto prefer = [&](const std::string& what, const auto& keep) {
+    std::vector<Candidate> next;
+    for (const auto& c : pool)
+      if (keep(c.kind)) next.push_back(c);
+    if (next.empty()) {
+      preferred.push_back("none " + what);
+      return;
+    }
+    if (next.size() < pool.size()) preferred.push_back(what);
+    pool = std::move(next);
+  };
+  const RecordKind* want = nullptr;
+  RecordKind like_kind;
+  if (like) {
+    like_kind = kind_of(*like);
+    want = &like_kind;
+  }
+  prefer("valid", [](const RecordKind& k) { return k.valid; });
+  prefer("without test hooks", [](const RecordKind& k) { return k.hooks.empty(); });
+  if (want) {
+    prefer("of gate/suite " + want->gate_or_suite, [&](const RecordKind& k) { return k.gate_or_suite == want->gate_or_suite; });
+    prefer("on target " + want->target, [&](const RecordKind& k) { return k.target == want->target; });
+  }
+  prefer("whole runs (merged, not one shard)", [](const RecordKind& k) { return k.shard.empty(); });
+  const Candidate& chosen = pool.front();  // newest of what is left
+  std::string why = chosen.kind.describe() + "; newest of " + std::to_string(pool.size()) + " of " +
+                    std::to_string(all.size()) + " records of that commit";
+  if (!preferred.empty()) {
+    why += " (preferred:";
+    for (std::size_t i = 0; i < preferred.size(); ++i) why += (i ? ", " : " ") + preferred[i];
+    why += ")";
+  }
+  return {chosen.path, why};
 }
 
 }  // namespace atlas::records

@@ -52,4 +52,31 @@ std::filesystem::path resolve_record(const std::string& arg, const std::filesyst
                                      const std::string& gate_or_suite = "",
                                      const std::optional<std::filesystem::path>& repo_dir = std::nullopt);
 
+/// What kind of run a record is, for choosing comparable records: its gate or suite, target
+/// (config.target_name, e.g. "engine:cpu"), active test hooks, nightly shard ("i/N" when one of
+/// several, else ""), merged from shards, valid.
+struct RecordKind {
+  std::string gate_or_suite, target, shard;
+  std::vector<std::string> hooks;
+  bool merged = false;
+  bool valid = true;
+  /// e.g. "pr, engine:cpu, no test hooks" or "nightly, engine:cpu, shard 1/4, test hooks ...".
+  std::string describe() const;
+};
+RecordKind kind_of(const Record& r);
+
+struct PickedRecord {
+  std::filesystem::path path;
+  std::string why;  ///< which record was taken and why, for the user
+};
+
+/// Like resolve_record, but chooses among the commit's records the one to compare with `like`
+/// (may be null): in order of preference valid, without test hooks, the same gate or suite and
+/// the same target as `like`, a whole run rather than one nightly shard; then the newest. A
+/// preference no record meets is dropped (and named in `why`). A file argument is returned as
+/// given. Throws RecordError as resolve_record.
+PickedRecord pick_record(const std::string& arg, const std::filesystem::path& store_dir, const Record* like,
+                         const std::string& gate_or_suite = "",
+                         const std::optional<std::filesystem::path>& repo_dir = std::nullopt);
+
 }  // namespace atlas::records

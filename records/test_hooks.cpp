@@ -11,9 +11,10 @@ std::vector<std::string> active_test_hooks(const Record& r) {
         t["options"]["backend"].is_object())
       backend = &t["options"]["backend"];
   }
-  if (backend != nullptr && backend->contains("inject_decode_delay_us")) {
-    const auto& v = (*backend)["inject_decode_delay_us"];
-    if (v.is_number() && v.get<double>() > 0) hooks.push_back("inject_decode_delay_us=" + v.dump());
+  for (const char* name : {"inject_decode_delay_us", "inject_decode_work"}) {
+    if (backend == nullptr || !backend->contains(name)) continue;
+    const auto& v = (*backend)[name];
+    if (v.is_number() && v.get<double>() > 0) hooks.push_back(std::string(name) + "=" + v.dump());
   }
   if (r.config.contains("env") && r.config["env"].is_object()) {
     for (const char* name : {"ATLAS_CUDA_VETO_LAYER"}) {

@@ -57,7 +57,8 @@ nlohmann::json engine_options_json(const engine::EngineOptions& o) {
             {"threads", o.backend.threads},
             {"fp32", o.backend.fp32},
             {"decode_graphs", o.backend.decode_graphs},
-            {"inject_decode_delay_us", o.backend.inject_decode_delay_us}}}};
+            {"inject_decode_delay_us", o.backend.inject_decode_delay_us},
+            {"inject_decode_work", o.backend.inject_decode_work}}}};
 }
 
 nlohmann::json EngineTarget::provenance() const {
@@ -123,11 +124,13 @@ void apply_engine_option(engine::EngineOptions& o, const std::string& key, const
     o.backend.fp32 = parse_bool(key, value);
   } else if (key == "inject_decode_delay_us") {
     o.backend.inject_decode_delay_us = parse_nonnegative(key, value);
+  } else if (key == "inject_decode_work") {
+    o.backend.inject_decode_work = parse_int(key, value, 0);
   } else if (key == "model") {
     o.model = value;
   } else {
     throw SuiteError("unknown engine option '" + key + "' (known: backend, threads, max_seq_len, decode_graphs, fp32, "
-                     "inject_decode_delay_us, model)");
+                     "inject_decode_delay_us, inject_decode_work, model)");
   }
 }
 

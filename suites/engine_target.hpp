@@ -39,7 +39,7 @@ class EngineTarget final : public Target, public AnatomyProvider {
 };
 
 /// Applies one "key=value" engine option (A/B sides, CLI): backend, threads, max_seq_len,
-/// decode_graphs (0/1/true/false), fp32, inject_decode_delay_us. Throws SuiteError naming the
+/// decode_graphs (0/1/true/false), fp32, inject_decode_delay_us, inject_decode_work. Throws SuiteError naming the
 /// key and value when either is not valid.
 void apply_engine_option(engine::EngineOptions& options, const std::string& key, const std::string& value);
 void apply_engine_options(engine::EngineOptions& options, const std::map<std::string, std::string>& kv);

@@ -30,7 +30,10 @@ std::string asset_name(const std::filesystem::path& file, const std::filesystem:
 
 void fill_model_provenance(records::Record& r, EngineTarget& target, const std::filesystem::path& data_dir) {
   auto& model = target.engine().model();
-  r.model.path = model.source.path.string();
+  // Relative to the data directory when under it: records from two machines (or checkouts)
+  // name the same model the same way.
+  r.model.path = std::filesystem::exists(model.source.path) ? asset_name(model.source.path, data_dir)
+                                                             : model.source.path.string();
   r.model.format = model.source.format;
   r.model.architecture = engine::to_string(model.config.arch);
   r.model.parameter_count = model.config.parameter_count();

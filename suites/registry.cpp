@@ -7,6 +7,7 @@
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
 #include "suites/endpoint/load_suite.hpp"
 #include "suites/error.hpp"
+#include "suites/instructions/instructions_suite.hpp"
 #include "suites/ttft/ttft_suite.hpp"
 
 namespace atlas::suites {
@@ -24,6 +25,8 @@ const std::vector<SuiteInfo>& suite_registry() {
        [](const SuiteOptions& o) { (void)bfcl::bfcl_suite_setup(o); }},
       {"load", "serving load against an endpoint: concurrency or request-rate sweep, TTFT/TPOT/ITL/E2E, throughput, goodput",
        run_load_suite, [](const SuiteOptions& o) { (void)LoadSuiteConfig::from(o); }},
+      {"instructions", "instructions and simulated cache misses per prefill and decode token, counted under callgrind",
+       run_instructions_suite, [](const SuiteOptions& o) { (void)InstructionsConfig::from(o); }},
   };
   return registry;
 }

@@ -38,6 +38,7 @@ std::vector<SuiteOptions> checked_options(const SuiteSetRequest& request) {
   }
   return options;
 }
+
 }  // namespace
 
 void check_suite_set(const SuiteSetRequest& request) { (void)checked_options(request); }
@@ -61,6 +62,11 @@ records::Record run_suite_set(Target& target, const SuiteSetRequest& request) {
       // A suite that measured what it could but must not be trusted (e.g. bfcl entries that
       // failed) says why in details["invalid_reason"]: its data stays, the record is invalid.
       const auto& d = rec.suites[name].details;
+      // The data files a suite read (bfcl's question and answer files) join the record's assets.
+      if (d.contains("data_files") && d["data_files"].is_object()) {
+        for (const auto& [file, sha] : d["data_files"].items())
+          if (sha.is_string()) rec.data_assets[file] = sha.get<std::string>();
+      }
       if (d.contains("invalid_reason") && d["invalid_reason"].is_string()) {
         rec.valid = false;
         rec.invalid_reason += (rec.invalid_reason.empty() ? "" : "; ") +

@@ -2,7 +2,8 @@
 # Installs the Debian packages atlas-bench builds against, only those missing (root, apt-get).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ make git pkg-config nlohmann-json3-dev libcli11-dev doctest-dev
-      libbenchmark-dev libcurl4-openssl-dev libssl-dev libcpp-httplib-dev curl ccache)
+      libbenchmark-dev libcurl4-openssl-dev libssl-dev libcpp-httplib-dev curl ccache
+      valgrind)  # valgrind: the instructions suite counts instructions under callgrind
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

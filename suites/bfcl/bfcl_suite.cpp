@@ -1,5 +1,7 @@
 #include "suites/bfcl/bfcl_suite.hpp"
 
+#include "common/sha256.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -178,7 +180,16 @@ std::vector<const BfclEntry*> select_entries(const BfclDataset& ds, const BfclSu
 records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const std::filesystem::path& data_dir,
                                     Progress* progress) {
   const BfclDataset ds = load_bfcl_dataset(data_dir, cfg.categories);
-  return run_bfcl_suite(target, cfg, ds, progress);
+  records::SuiteResult out = run_bfcl_suite(target, cfg, ds, progress);
+  // The record's data_assets: every file read, relative to the data directory, with its sha256.
+  std::error_code ec;
+  const auto root = std::filesystem::weakly_canonical(data_dir, ec);
+  for (const auto& f : ds.files) {
+    const auto rel = std::filesystem::weakly_canonical(f, ec).lexically_relative(root);
+    const std::string name = !rel.empty() && *rel.begin() != ".." ? rel.generic_string() : f.generic_string();
+    out.details["data_files"][name] = sha256_file_hex(f);
+  }
+  return out;
 }
 
 records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const BfclDataset& ds, Progress* progress) {

@@ -190,11 +190,13 @@ BfclDataset load_bfcl_dataset(const std::filesystem::path& data_dir, const std::
     const auto qpath = dir / ("BFCL_v4_" + cat + ".json");
     if (!std::filesystem::exists(qpath)) throw BfclError(qpath.string() + ": question file for category '" + cat + "' not found");
     const auto qlines = read_lines(qpath);
+    ds.files.push_back(qpath);
     std::vector<std::string> alines;
     const auto apath = dir / "possible_answer" / ("BFCL_v4_" + cat + ".json");
     if (!is_relevance_category(cat)) {
       if (!std::filesystem::exists(apath)) throw BfclError(apath.string() + ": ground-truth file for category '" + cat + "' not found");
       alines = read_lines(apath);
+      ds.files.push_back(apath);
       if (alines.size() != qlines.size()) {
         throw BfclError(apath.string() + ": " + std::to_string(alines.size()) + " lines, but " + qpath.string() + " has " +
                         std::to_string(qlines.size()));

@@ -60,6 +60,7 @@ struct BfclDataset {
   std::vector<BfclEntry> entries;               ///< category order, then file order
   std::map<std::string, std::size_t> by_id;     ///< id -> index in entries
   std::vector<std::string> categories;          ///< the categories loaded
+  std::vector<std::filesystem::path> files;     ///< every file read (questions, possible answers)
 
   const BfclEntry* find(std::string_view id) const;
   std::size_t count(std::string_view category) const;

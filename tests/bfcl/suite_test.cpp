@@ -332,6 +332,34 @@ TEST_CASE("bfcl suite: a chat prompt the server refuses as over its context is r
   CHECK(target.requests[1].prompt_ids == target.requests[0].prompt_ids);
 }
 
+TEST_CASE("a run whose requests failed is invalid with the reason; data_assets list the BFCL files read") {
+  // A server that died mid-run used to leave `valid: true` with every entry failed.
+  ScriptedTarget target;
+  target.ctx = 100000;
+  target.answer = [](const suites::TargetRequest&) {
+    suites::TargetResponse r;
+    r.ok = false;
+    r.error = "connection refused";
+    return r;
+  };
+  suites::SuiteSetRequest req;
+  req.suites = {"bfcl"};
+  req.config = suites::load_suite_set_config("pr");
+  req.data_dir = atlas::test::data_dir();
+  const auto rec = suites::run_suite_set(target, req);
+  CHECK_FALSE(rec.valid);
+  const double failed = rec.suites.at("bfcl").metrics.at("entries_failed").samples.at(0);
+  CHECK(failed > 0);
+  CHECK(rec.invalid_reason.find("suite bfcl: " + std::to_string(static_cast<int>(failed)) + " of ") != std::string::npos);
+  CHECK(rec.invalid_reason.find("connection refused") != std::string::npos);
+  // Every question file and possible_answer file the suite read, relative to the data dir
+  // (the record's data_assets were {} for BFCL runs).
+  REQUIRE(rec.data_assets.count("bfcl/BFCL_v4_simple_python.json") == 1);
+  CHECK(rec.data_assets.at("bfcl/BFCL_v4_simple_python.json").size() == 64);
+  CHECK(rec.data_assets.count("bfcl/possible_answer/BFCL_v4_simple_python.json") == 1);
+  CHECK(rec.data_assets.count("bfcl/BFCL_v4_irrelevance.json") == 1);
+}
+
 TEST_CASE("bfcl suite: config files") {
   for (const char* name : {"bfcl-pr.json", "bfcl-nightly.json"}) {
     const auto cfg = load_bfcl_config(atlas::test::source_dir() / "suites" / "config" / name);

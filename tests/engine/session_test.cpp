@@ -242,6 +242,18 @@ TEST_CASE("DecodeDelay: fractional microseconds add up exactly over many tokens"
   CHECK(off.us() == 0);
 }
 
+TEST_CASE("inject_decode_work: extra work per decoded token leaves the tokens unchanged; negative is refused") {
+  BackendOptions opts;
+  opts.inject_decode_work = 100000;
+  auto backend = make_backend(stories(), opts);
+  CHECK(backend->inject_decode_work() == 100000);
+  auto plain = make_backend(stories(), BackendOptions{});
+  Session a(*backend), b(*plain);
+  CHECK(a.generate(request({1}, 6)).output_ids == b.generate(request({1}, 6)).output_ids);
+  opts.inject_decode_work = -1;
+  CHECK_THROWS_WITH_AS(make_backend(stories(), opts), doctest::Contains("inject_decode_work = -1"), EngineError);
+}
+
 TEST_CASE("backend_options_from_env: ATLAS_NO_DECODE_GRAPHS and ATLAS_THREADS") {
   ::setenv("ATLAS_NO_DECODE_GRAPHS", "1", 1);
   ::setenv("ATLAS_THREADS", "3", 1);

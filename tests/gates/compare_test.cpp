@@ -14,10 +14,10 @@ CompareSettings settings() { return {}; }
 }  // namespace
 
 TEST_CASE("counted metric: any worsening is a regression, any improvement is improved") {
-  const auto b = test::baseline_metric(10, {10, 10, 10}, MetricKind::counted, Better::lower, {0.5, 5}, "count");
+  const auto b = test::baseline_metric(10, {10, 10, 10}, MetricKind::counted, Better::lower, {0, 0}, "count");
   auto worse = test::metric({11, 11, 11}, MetricKind::counted, Better::lower, "count");
   auto v = judge_metric("decode-anatomy/launches_per_token", &b, &worse, settings());
-  CHECK(v.status == VerdictStatus::regression);  // tolerances do not apply to exact metrics
+  CHECK(v.status == VerdictStatus::regression);
   CHECK(v.rule == "exact");
   CHECK(*v.candidate_value == 11);
   CHECK(*v.delta_pct == doctest::Approx(10.0));
@@ -25,6 +25,24 @@ TEST_CASE("counted metric: any worsening is a regression, any improvement is imp
   CHECK(judge_metric("k/m", &b, &better, settings()).status == VerdictStatus::improved);
   auto same = test::metric({10}, MetricKind::counted, Better::lower, "count");
   CHECK(judge_metric("k/m", &b, &same, settings()).status == VerdictStatus::same);
+}
+
+TEST_CASE("counted metric with a tolerance (instruction counts): only a change beyond it counts") {
+  // 0.5 % of 400,000 instructions per token = 2,000.
+  const auto b = test::baseline_metric(400000, {400000}, MetricKind::counted, Better::lower, {0.005, 0}, "instructions");
+  auto within = test::metric({401500}, MetricKind::counted, Better::lower, "instructions");
+  auto v = judge_metric("instructions/instructions_per_decode_token", &b, &within, settings());
+  CHECK(v.status == VerdictStatus::same);
+  CHECK(v.rule == "exact-tolerance");
+  CHECK(*v.margin == doctest::Approx(2000));
+  auto beyond = test::metric({402500}, MetricKind::counted, Better::lower, "instructions");
+  v = judge_metric("instructions/instructions_per_decode_token", &b, &beyond, settings());
+  CHECK(v.status == VerdictStatus::regression);
+  CHECK(v.why.find("beyond the tolerance 2000 instructions") != std::string::npos);
+  auto better = test::metric({397000}, MetricKind::counted, Better::lower, "instructions");
+  CHECK(judge_metric("k/m", &b, &better, settings()).status == VerdictStatus::improved);
+  auto slightly_better = test::metric({399000}, MetricKind::counted, Better::lower, "instructions");
+  CHECK(judge_metric("k/m", &b, &slightly_better, settings()).status == VerdictStatus::same);
 }
 
 TEST_CASE("accuracy metric (higher is better) regresses on any drop") {

@@ -53,28 +53,79 @@ TEST_CASE("atlas-bench diff resolves commit prefixes and prints every format") {
   atlas::records::write_to_store(b, store);
 
   auto r = run("diff aaaa bbbb --benchmarks-dir '" + store.string() + "' --format json");
-  CHECK(r.rc == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  CHECK(r.rc == 1);  // a printed regression exits 1 (README exit-code table)
+  // stderr (merged here) first says which record each side is: "A: <path>: pr, ...".
+  CHECK(r.out.rfind("A: ", 0) == 0);
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
   CHECK(j["a"]["label"] == pa.string());
   CHECK(j["metrics"][0]["metric"] == "launches_per_token");
   CHECK(j["metrics"][0]["change"] == "regressed");
 
   r = run("diff '" + pa.string() + "' bbbb --benchmarks-dir '" + store.string() + "'");
-  CHECK(r.rc == 0);
+  CHECK(r.rc == 1);
   CHECK(r.out.find("launches_per_token  count     42     44  +4.76%") != std::string::npos);
   r = run("diff aaaa bbbb --format md --benchmarks-dir '" + store.string() + "'");
-  CHECK(r.rc == 0);
+  CHECK(r.rc == 1);
   CHECK(r.out.find("| **regressed** |") != std::string::npos);
   // The spellings other commands use: --store for the store, markdown for md.
   const Run same = run("diff aaaa bbbb --format markdown --store '" + store.string() + "'");
-  CHECK(same.rc == 0);
+  CHECK(same.rc == 1);
   CHECK(same.out == r.out);
+  // No regression: exit 0.
+  r = run("diff bbbb bbbb --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 0);
 
   r = run("diff aaaa cccc --benchmarks-dir '" + store.string() + "'");
   CHECK(r.rc == 3);
   CHECK(r.out.find("no record matches \"cccc\"") != std::string::npos);
   r = run("diff aaaa bbbb --format csv --benchmarks-dir '" + store.string() + "'");
   CHECK(r.rc == 3);
+}
+
+TEST_CASE("atlas-bench diff picks a record of the same kind and says which; records list shows kind, target, hooks") {
+  if (!have_exe()) return;
+  const auto store = atlas::test::scratch_dir("cli_diff_pick");
+  const std::string c1 = "eeee000000000000000000000000000000000000", c2 = "ffff000000000000000000000000000000000000";
+  auto base = atlas::test::sample_record(c1, "2026-11-29T10:00:00Z");
+  base.config["target_name"] = "engine:cpu";
+  base.run_id = "base";
+  atlas::records::write_to_store(base, store);
+  // Newer records of the same commit that must not be picked: a planted-slowdown run, a
+  // nightly shard, another target.
+  auto hooked = atlas::test::sample_record(c1, "2026-11-29T10:01:00Z");
+  hooked.config["target_name"] = "engine:cpu";
+  hooked.config["target"] = {{"options", {{"backend", {{"inject_decode_delay_us", 300}}}}}};
+  hooked.run_id = "hooked";
+  atlas::records::write_to_store(hooked, store);
+  auto cuda = atlas::test::sample_record(c1, "2026-11-29T10:02:00Z");
+  cuda.config["target_name"] = "engine:cuda";
+  cuda.run_id = "cuda";
+  atlas::records::write_to_store(cuda, store);
+  auto shard = atlas::test::sample_record(c1, "2026-11-29T10:03:00Z");
+  shard.config["target_name"] = "engine:cpu";
+  shard.verdicts = {{"shard", {{"index", 1}, {"count", 3}}}};
+  shard.run_id = "shard";
+  atlas::records::write_to_store(shard, store);
+  auto cand = atlas::test::sample_record(c2, "2026-11-29T11:00:00Z");
+  cand.config["target_name"] = "engine:cpu";
+  cand.run_id = "cand";
+  atlas::records::write_to_store(cand, store);
+
+  auto r = run("diff eeee ffff --benchmarks-dir '" + store.string() + "' --format json 2>&1");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("A: ") != std::string::npos);
+  CHECK(r.out.find("eeee000000000000000000000000000000000000/pr-20261129T100000Z.json: pr, engine:cpu, no test hooks") !=
+        std::string::npos);
+  CHECK(r.out.find("newest of 1 of 4 records of that commit") != std::string::npos);
+
+  r = run("records list --benchmarks-dir '" + store.string() + "' --format json");
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 5);
+  CHECK(j[1]["test_hooks"] == nlohmann::json::array({"inject_decode_delay_us=300"}));
+  CHECK(j[2]["target"] == "engine:cuda");
+  CHECK(j[3]["kind"] == "pr shard 1/3");
+  r = run("records list --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.out.find("inject_decode_delay_us=300") != std::string::npos);
 }
 
 TEST_CASE("atlas-bench records list and merge") {
@@ -94,7 +145,8 @@ TEST_CASE("atlas-bench records list and merge") {
   CHECK(j[0]["path"] == p1.string());
   CHECK(j[1]["utc"] == "20261129T100500Z");
   r = run("records list --benchmarks-dir '" + store.string() + "'");
-  CHECK(r.out.find("20261129T100000Z  cpu-2c-x86_64         dddd00000000") == 0);
+  CHECK(r.out.rfind("utc", 0) == 0);  // header: utc machine_class commit kind target test_hooks path
+  CHECK(r.out.find("\n20261129T100000Z  cpu-2c-x86_64         dddd00000000") != std::string::npos);
 
   const auto out = store / "merged.json";
   r = run("records merge --out '" + out.string() + "' '" + p1.string() + "' '" + p2.string() + "'");

@@ -86,3 +86,16 @@ TEST_CASE("merge: differing gate names become \"merged\"; an invalid shard inval
   CHECK_FALSE(m.valid);
   CHECK(m.invalid_reason == "GPU throttled");
 }
+
+TEST_CASE("merge refuses the same shard twice and two runs of one shard") {
+  auto shards = two_shards();
+  std::vector<Record> twice = {shards[0], shards[0]};
+  CHECK_THROWS_WITH_AS(atlas::records::merge_records(twice),
+                       doctest::Contains("shard 1 is the same run as shard 0 (run_id shard-a)"), RecordError);
+  shards[0].verdicts = {{"shard", {{"index", 0}, {"count", 2}}}};
+  shards[1].verdicts = {{"shard", {{"index", 0}, {"count", 2}}}};  // a rerun of shard 0, not shard 1
+  CHECK_THROWS_WITH_AS(atlas::records::merge_records(shards),
+                       doctest::Contains("are two runs of nightly shard 0/2"), RecordError);
+  shards[1].verdicts["shard"]["index"] = 1;
+  CHECK(atlas::records::merge_records(shards).merged_from == std::vector<std::string>{"shard-a", "shard-b"});
+}

@@ -59,6 +59,25 @@ TEST_CASE("record round trip keeps every field") {
   CHECK(atlas::records::to_json(b) == j);
 }
 
+TEST_CASE("a GPU run's machine block and the command line survive the round trip") {
+  Record a = atlas::test::sample_record();
+  a.machine.gpu_name = "NVIDIA H200";
+  a.machine.gpu_count = 1;
+  a.machine.gpu_driver = "580.95.05";
+  a.machine.gpu_clocks = {{"sm_mhz", 1980}, {"sm_max_mhz", 1980}};
+  a.machine.machine_class = "h200";
+  a.command_line = {"atlas-bench", "--data-dir", "../shared/data", "gate", "--backend", "cuda"};
+  const Record b = atlas::records::record_from_json(atlas::records::to_json(a), "mem");
+  CHECK(b.machine.gpu_count == 1);
+  CHECK(b.machine.gpu_clocks["sm_mhz"] == 1980);
+  CHECK(b.machine.machine_class == "h200");
+  CHECK(b.command_line == a.command_line);
+  json j = atlas::records::to_json(a);
+  j["machine"]["gpu_count"] = -2;
+  CHECK_THROWS_WITH_AS(atlas::records::record_from_json(j, "r.json"), doctest::Contains("/machine/gpu_count"),
+                       atlas::records::RecordError);
+}
+
 TEST_CASE("summaries are computed from samples on write") {
   const json j = written();
   const json& sum = j["suites"]["ttft"]["metrics"]["ttft_ms"]["summary"];

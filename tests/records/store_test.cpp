@@ -155,3 +155,19 @@ TEST_CASE("provenance: git, build, machine, times, run ids") {
   CHECK(std::regex_match(id1, std::regex("[0-9]{8}T[0-9]{6}Z-[0-9a-f]{12}")));
   CHECK(id1 != id2);
 }
+
+TEST_CASE("collect_git: a tree inside another repository that does not track it is not that repository's commit") {
+  const auto root = atlas::test::scratch_dir("git_enclosing");
+  auto sh = [&](const std::string& cmd) {
+    return std::system(("cd '" + root.string() + "' && " + cmd + " >/dev/null 2>&1").c_str());
+  };
+  REQUIRE(sh("git init -q . && git -c user.email=t@t -c user.name=t commit -q --allow-empty -m init") == 0);
+  fs::create_directories(root / "unpacked" / "atlas-bench");
+  atlas::write_file_atomic(root / "unpacked" / "atlas-bench" / "CMakeLists.txt", "project(x)\n");
+  CHECK(atlas::records::collect_git(root / "unpacked" / "atlas-bench").commit == "unknown");
+  // A tracked subdirectory of a checkout is that checkout.
+  REQUIRE(sh("git add unpacked && git -c user.email=t@t -c user.name=t commit -q -m add") == 0);
+  const auto g = atlas::records::collect_git(root / "unpacked" / "atlas-bench");
+  CHECK(g.commit.size() == 40);
+  CHECK(atlas::records::collect_git(root).commit == g.commit);
+}

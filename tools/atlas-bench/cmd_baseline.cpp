@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "common/exit_code.hpp"
 #include "gates/baseline.hpp"
@@ -30,6 +31,8 @@ struct Options {
   std::string store = ".benchmarks";
   std::string record;
   std::string metric;
+  std::vector<std::string> metrics;  ///< accept: --metric (repeatable, or comma-separated)
+  std::vector<std::string> suites;   ///< accept: --suite (every metric of the suite in the record)
   std::string reason;
   bool remove = false;
   bool force = false;
@@ -120,24 +123,38 @@ int ratchet_cmd(const Options& o) {
 
 int accept_cmd(const Options& o) {
   const auto cfg = config_of(o);
-  if (o.metric.empty()) throw GateError("accept: --metric is required");
+  if (o.metrics.empty() && o.suites.empty()) throw GateError("accept: give --metric (one or more) or --suite");
   if (o.reason.empty()) throw GateError("accept: --reason is required");
   if (o.remove) {
+    if (!o.suites.empty()) throw GateError("accept --remove: name the metrics with --metric (--suite is not taken)");
     const auto path = baseline_path(o.baselines_dir, machine_class_of(o, nullptr), cfg.gate);
     auto b = load_baseline(path);
-    remove_metric(b, o.metric, o.reason, head_stamp());
+    for (const auto& m : o.metrics) remove_metric(b, m, o.reason, head_stamp());
     save_baseline(path, b);
-    std::cout << "removed " << o.metric << " from " << path.string() << "\n";
+    for (const auto& m : o.metrics) std::cout << "removed " << m << " from " << path.string() << "\n";
     return 0;
   }
   const auto rec = load_record(o);
   const auto path = baseline_path(o.baselines_dir, machine_class_of(o, &rec), cfg.gate);
   auto b = load_baseline(path);
-  accept(b, o.metric, rec, o.reason, cfg, {rec.git.commit, records::utc_now_iso()});
+  std::vector<std::string> keys = o.metrics;
+  for (const auto& suite : o.suites) {
+    const auto it = rec.suites.find(suite);
+    if (it == rec.suites.end() || it->second.metrics.empty()) {
+      throw GateError("accept --suite " + suite + ": the record (run " + rec.run_id + ") has no metrics of that suite");
+    }
+    for (const auto& [name, m] : it->second.metrics)
+      if (!m.samples.empty()) keys.push_back(metric_key(suite, name));
+  }
+  // All or nothing: every metric is applied to the in-memory baseline first, so an error on the
+  // fifth leaves the file as it was.
+  for (const auto& key : keys) accept(b, key, rec, o.reason, cfg, {rec.git.commit, records::utc_now_iso()});
   save_baseline(path, b);
-  const auto& accepted = b.metrics.at(o.metric);
-  std::cout << "accepted " << o.metric << " = " << format_value(accepted.value, accepted.unit) << " in " << path.string()
-            << "\n";
+  for (const auto& key : keys) {
+    const auto& accepted = b.metrics.at(key);
+    std::cout << "accepted " << key << " = " << format_value(accepted.value, accepted.unit) << "\n";
+  }
+  std::cout << keys.size() << " metric(s) accepted in " << path.string() << "\n";
   return 0;
 }
 
@@ -185,10 +202,13 @@ const atlas::cli::RegisterCommand kRegister({
       auto* ratchet_sub = sub.add_subcommand("ratchet", "Tighten metrics the record is significantly better on; add new ones");
       common_options(*ratchet_sub, *o);
       record_options(*ratchet_sub, *o);
-      auto* accept_sub = sub.add_subcommand("accept", "Set one metric to the record's value (may loosen), with a reason");
+      auto* accept_sub = sub.add_subcommand("accept", "Set metrics (--metric, --suite) to the record's values (may loosen), with one reason");
       common_options(*accept_sub, *o);
       record_options(*accept_sub, *o);
-      accept_sub->add_option("--metric", o->metric, "<suite>/<metric>")->required();
+      accept_sub->add_option("--metric", o->metrics, "<suite>/<metric> (repeat, or separate with commas)")
+          ->delimiter(',');
+      accept_sub->add_option("--suite", o->suites, "Accept every metric of this suite in the record (repeatable)")
+          ->delimiter(',');
       accept_sub->add_option("--reason", o->reason, "Why the change is acceptable (kept in the history)")->required();
       accept_sub->add_flag("--remove", o->remove, "Remove the metric from the baseline instead (no --record needed)");
       auto* freeze_sub = sub.add_subcommand("freeze", "Freeze the file or one metric: it never moves until unfrozen");

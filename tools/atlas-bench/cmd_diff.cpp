@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/exit_code.hpp"
@@ -24,7 +25,7 @@ struct DiffArgs {
 
 const RegisterCommand kDiff{{
     "diff",
-    "Compare two benchmark records (files or commit-ish prefixes resolved in the .benchmarks store)",
+    "Compare two benchmark records (files or commit-ish prefixes resolved in the .benchmarks store); exit 1 when B regressed",
     [](CLI::App& sub, const GlobalOptions&) -> std::function<int()> {
       auto args = std::make_shared<DiffArgs>();
       sub.add_option("A", args->a, "Baseline: a record file, or a commit prefix / revision (newest record of that commit)")
@@ -44,13 +45,33 @@ const RegisterCommand kDiff{{
           ->capture_default_str();
       return [args]() {
         const auto cwd = std::filesystem::current_path();
-        const auto pa = records::resolve_record(args->a, args->store, args->gate, cwd);
-        const auto pb = records::resolve_record(args->b, args->store, args->gate, cwd);
-        const records::Record ra = records::read_record(pa), rb = records::read_record(pb);
-        const auto diff = records::diff_records(ra, rb, args->options, std::filesystem::weakly_canonical(pa).string(),
-                                                std::filesystem::weakly_canonical(pb).string());
+        // A file side is what the user chose; a commit side is picked to match the other side
+        // (same gate, target, no test hooks, a whole run rather than a shard). With two commits,
+        // B (the candidate) is picked first and A matched to it.
+        const bool a_file = std::filesystem::is_regular_file(args->a), b_file = std::filesystem::is_regular_file(args->b);
+        std::optional<records::Record> ra, rb;
+        records::PickedRecord pa, pb;
+        if (a_file && !b_file) {
+          pa = records::pick_record(args->a, args->store, nullptr, args->gate, cwd);
+          ra = records::read_record(pa.path);
+          pb = records::pick_record(args->b, args->store, &*ra, args->gate, cwd);
+          rb = records::read_record(pb.path);
+        } else {
+          pb = records::pick_record(args->b, args->store, nullptr, args->gate, cwd);
+          rb = records::read_record(pb.path);
+          pa = records::pick_record(args->a, args->store, &*rb, args->gate, cwd);
+          ra = records::read_record(pa.path);
+        }
+        std::cerr << "A: " << pa.path.string() << ": " << pa.why << "\n"
+                  << "B: " << pb.path.string() << ": " << pb.why << "\n";
+        const auto& pa_path = pa.path;
+        const auto& pb_path = pb.path;
+        const auto diff = records::diff_records(*ra, *rb, args->options, std::filesystem::weakly_canonical(pa_path).string(),
+                                                std::filesystem::weakly_canonical(pb_path).string());
         records::make_diff_printer(args->format)->print(diff, std::cout);
-        return to_int(ExitCode::pass);
+        // README's exit-code table: a printed regression (or a changed output fingerprint) is 1.
+        const int worse = diff.count(records::Change::regressed) + diff.count(records::Change::changed);
+        return to_int(worse > 0 ? ExitCode::regression : ExitCode::pass);
       };
     },
 }};

@@ -74,7 +74,8 @@ int run(const Options& o, const cli::GlobalOptions& global) {
 
   cli::JudgedRun judged;
   if (!o.timed_only) {
-    judged = cli::run_judged(c, cfg, judged_baseline, machine, global, /*wait_for_quiet=*/stored_timed);
+    judged = cli::run_judged(c, cfg, judged_baseline, machine, global, /*wait_for_quiet=*/stored_timed,
+                             baseline_file.string());
   } else {
     judged.outcome.record.gate_or_suite = cfg.gate;
     judged.outcome.record.machine = machine;
@@ -176,6 +177,10 @@ const cli::RegisterCommand kRegister({
       sub.add_flag("--no-timed", o->no_timed, "Skip the timed judgement against the merge-base (timed metrics unjudged)");
       sub.add_flag("--timed-only", o->timed_only,
                    "Only the timed judgement against the merge-base (no in-process suites, no stored baseline)");
+      sub.add_option("--inject-decode-work", o->common.engine.inject_decode_work,
+                     "Test hook: run this many extra loop iterations per decoded token (the instruction count "
+                     "must catch it)")
+          ->check(CLI::NonNegativeNumber);
       sub.add_option("--summary-md", o->summary_md, "Write a markdown summary (PR comment) to this file");
       sub.add_option("--target-branch", o->target_branch,
                      "Branch for the merge-base check (default: the config's, origin/main falling back to main)");

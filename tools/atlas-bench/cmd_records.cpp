@@ -3,12 +3,14 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
+#include "common/error.hpp"
 #include "common/exit_code.hpp"
 #include "records/merge.hpp"
 #include "records/record_io.hpp"
@@ -35,23 +37,60 @@ int list(const RecordsArgs& a) {
     if (!a.gate.empty() && s.gate_or_suite != a.gate) continue;
     rows.push_back(std::move(s));
   }
+  // What kind of run each record is (read from the file): which of a commit's records are
+  // comparable is not visible from the path alone.
+  std::vector<std::optional<records::RecordKind>> kinds;
+  for (const auto& s : rows) {
+    try {
+      kinds.push_back(records::kind_of(records::read_record(s.path)));
+    } catch (const atlas::Error&) {
+      kinds.push_back(std::nullopt);
+    }
+  }
+  auto kind_text = [](const std::optional<records::RecordKind>& k) -> std::string {
+    if (!k) return "unreadable";
+    std::string t = k->gate_or_suite;
+    if (!k->shard.empty()) t += " shard " + k->shard;
+    if (k->merged) t += " merged";
+    if (!k->valid) t += " INVALID";
+    return t;
+  };
+  auto hooks_text = [](const std::optional<records::RecordKind>& k) -> std::string {
+    if (!k || k->hooks.empty()) return "-";
+    std::string t;
+    for (const auto& h : k->hooks) t += (t.empty() ? "" : ",") + h;
+    return t;
+  };
   if (a.format == "json") {
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& s : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& s = rows[i];
+      const auto& k = kinds[i];
       j.push_back({{"path", s.path.string()},
                    {"machine_class", s.machine_class},
                    {"commit", s.commit},
                    {"dirty", s.dirty},
                    {"gate_or_suite", s.gate_or_suite},
-                   {"utc", s.utc}});
+                   {"utc", s.utc},
+                   {"kind", kind_text(k)},
+                   {"target", k ? nlohmann::json(k->target) : nlohmann::json(nullptr)},
+                   {"test_hooks", k ? nlohmann::json(k->hooks) : nlohmann::json(nullptr)},
+                   {"valid", k ? nlohmann::json(k->valid) : nlohmann::json(nullptr)}});
     }
     std::cout << j.dump(2) << "\n";
     return to_int(ExitCode::pass);
   }
-  for (const auto& s : rows) {
+  if (!rows.empty()) {
+    std::printf("%-16s  %-20s  %-18s  %-22s  %-12s  %-24s  %s\n", "utc", "machine_class", "commit", "kind", "target",
+                "test_hooks", "path");
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& s = rows[i];
     const std::string commit = s.commit.substr(0, 12) + (s.dirty ? "-dirty" : "");
-    std::printf("%s  %-20s  %-18s  %-14s  %s\n", s.utc.c_str(), s.machine_class.c_str(), commit.c_str(),
-                s.gate_or_suite.c_str(), s.path.string().c_str());
+    const std::string target = kinds[i] ? kinds[i]->target : "";
+    std::printf("%-16s  %-20s  %-18s  %-22s  %-12s  %-24s  %s\n", s.utc.c_str(), s.machine_class.c_str(),
+                commit.c_str(), kind_text(kinds[i]).c_str(), target.c_str(), hooks_text(kinds[i]).c_str(),
+                s.path.string().c_str());
   }
   if (rows.empty()) std::cerr << "no records under " << a.store << "\n";
   return to_int(ExitCode::pass);
@@ -81,7 +120,7 @@ const RegisterCommand kRecords{{
       sub.require_subcommand(1);
       sub.add_option("--benchmarks-dir,--store", args->store, "Record store")->capture_default_str();
 
-      CLI::App* ls = sub.add_subcommand("list", "List records, oldest first: UTC, machine class, commit, gate, path");
+      CLI::App* ls = sub.add_subcommand("list", "List records, oldest first: UTC, machine class, commit, kind (gate, shard, merged), target, test hooks, path");
       ls->add_option("--benchmarks-dir,--store", args->store, "Record store")->capture_default_str();
       ls->add_option("--machine-class", args->machine_class, "Only this machine class");
       ls->add_option("--commit", args->commit, "Only commits starting with this prefix");

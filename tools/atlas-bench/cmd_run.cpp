@@ -131,7 +131,7 @@ bool load_flags_given(const RunArgs& a) {
 
 /// `run --endpoint URL`: the suites drive a server over HTTP/SSE (docs/serving.md). --model
 /// still names the model file, whose tokenizer builds the prompts and counts tokens locally.
-int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::SuiteSetRequest& req) {
+int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::SuiteSetRequest& req, const GlobalOptions& g) {
   engine::LoadOptions lo;
   lo.tokenizer_path = eo.tokenizer;
   const engine::Model local = engine::load_model(eo.model, lo);
@@ -148,6 +148,7 @@ int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::Suit
   rec.model.path = local.source.path.string();
   rec.model.format = local.source.format;
   rec.config["endpoint"] = target->provenance();
+  rec.command_line = g.argv;
   rec.config["env"] = suites::atlas_environment();
   // The API key is never recorded, also when its variable is one of the ATLAS_* ones the
   // environment snapshot keeps.
@@ -188,11 +189,13 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
   (void)suites::make_table_printer(a.format);
   suites::check_suite_set(req);
 
-  if (!a.endpoint.empty()) return run_endpoint(a, eo, req);
+  if (!a.endpoint.empty()) return run_endpoint(a, eo, req, g);
   suites::EngineTarget target(eo);
   records::Record rec = suites::run_suite_set(target, req);
   suites::fill_run_provenance(rec, ATLAS_SOURCE_DIR);
+  rec.machine = gate_machine(a.backend, "");  // a CUDA run names its GPU and a GPU machine class
   suites::fill_model_provenance(rec, target, data_dir);
+  rec.command_line = g.argv;
   rec.config["env"] = suites::atlas_environment();
 
   print_suite_tables(rec, a.format);

@@ -13,6 +13,7 @@ namespace atlas::cli {
 /// Options every command may read (set on the top-level app).
 struct GlobalOptions {
   std::string data_dir;  ///< --data-dir / ATLAS_DATA_DIR
+  std::vector<std::string> argv;  ///< the command line as typed (records keep it)
 };
 
 /// Configures `sub` (options, flags) and returns the action to run after parsing; the action

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 
+#include "gates/identity.hpp"
 #include "gates/monitor_guard.hpp"
 
 namespace atlas::cli {
@@ -24,7 +25,8 @@ void add_gate_command_options(CLI::App& sub, GateCommandOptions& o) {
 }
 
 JudgedRun run_judged(const GateCommandOptions& o, const gates::GateConfig& cfg, const gates::Baseline& baseline,
-                     const records::MachineInfo& machine, const GlobalOptions& global, bool wait_for_quiet) {
+                     const records::MachineInfo& machine, const GlobalOptions& global, bool wait_for_quiet,
+                     const std::string& baseline_file) {
   JudgedRun j;
   // A missing model must not cost the settle wait: check the path the runner will open first.
   (void)model_to_open(o.engine.model, resolve_data_dir(global));
@@ -32,12 +34,19 @@ JudgedRun run_judged(const GateCommandOptions& o, const gates::GateConfig& cfg, 
   j.quiet = gate_quiet_box(cfg.quiet_box, o.allow_noisy || !wait_for_quiet);
   for (const auto& why : j.quiet.reasons) std::cerr << "quiet-box: " << why << "\n";
   GateSuiteRunner runner(o.engine, resolve_data_dir(global), cfg.suite_config, cfg.gate, machine);
+  gates::check_model_identity(baseline, runner.model(), baseline_file);
   gates::MonitorAttemptGuard guard(cfg.quiet_box);
   j.outcome = gates::run_gate(
-      cfg, baseline, [&runner](int attempt, const std::vector<std::string>& s) { return runner.run(attempt, s); },
+      cfg, baseline,
+      [&](int attempt, const std::vector<std::string>& s) {
+        records::Record r = runner.run(attempt, s);
+        gates::check_suite_identity(baseline, r, baseline_file);  // like with like, or exit 3
+        return r;
+      },
       &guard);
   j.during = guard.report();
   j.outcome.record.gate_or_suite = cfg.gate;
+  j.outcome.record.command_line = global.argv;
   j.outcome.record.quiet_box = {{"before", gates::to_json(j.quiet)}, {"during", j.during}, {"allow_noisy", o.allow_noisy}};
   return j;
 }

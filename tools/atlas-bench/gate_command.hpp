@@ -44,11 +44,14 @@ struct JudgedRun {
 };
 
 /// Runs `cfg.suites` on the engine `o` names, judged against `baseline` (empty: nothing judged),
-/// and stamps record.gate_or_suite and record.quiet_box. `wait_for_quiet` false probes the box
-/// once instead of waiting for it to settle (nothing judged depends on it: no stored timed
-/// values on this machine class). Throws engine, suites and gates errors.
+/// and stamps record.gate_or_suite, record.quiet_box and record.command_line. `wait_for_quiet`
+/// false probes the box once instead of waiting for it to settle (nothing judged depends on it:
+/// no stored timed values on this machine class). Throws engine, suites and gates errors;
+/// GateError before any suite runs when the model differs from the baseline's
+/// (gates/identity.hpp), after each attempt when a suite config does.
 JudgedRun run_judged(const GateCommandOptions& o, const gates::GateConfig& cfg, const gates::Baseline& baseline,
-                     const records::MachineInfo& machine, const GlobalOptions& global, bool wait_for_quiet = true);
+                     const records::MachineInfo& machine, const GlobalOptions& global, bool wait_for_quiet = true,
+                     const std::string& baseline_file = "");
 
 /// The report the text and markdown printers take (merge_base left empty).
 gates::GateReport gate_report(const std::string& title, const records::MachineInfo& machine,

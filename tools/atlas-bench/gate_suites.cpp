@@ -36,8 +36,11 @@ records::MachineInfo gate_machine(const std::string& backend, const std::string&
   if (backend == "cuda") {
     std::string why;
     if (auto nvml = gates::Nvml::load(why); nvml && nvml->device_count() > 0) {
-      m.gpu_name = nvml->snapshot(0, false).name;
+      const gates::GpuSnapshot s = nvml->snapshot(0, false);
+      m.gpu_name = s.name;
       m.gpu_driver = nvml->driver_version();
+      m.gpu_count = static_cast<int>(nvml->device_count());
+      m.gpu_clocks = {{"sm_mhz", s.sm_clock_mhz}, {"sm_max_mhz", s.max_sm_clock_mhz}};
       m.machine_class = gates::gpu_machine_class(m.gpu_name, nvml->device_count());
     } else {
       std::cerr << "atlas-bench: no GPU machine class (" << why << "); using " << m.machine_class << "\n";
@@ -54,9 +57,10 @@ GateSuiteRunner::GateSuiteRunner(const EngineChoice& engine, const std::string& 
   options.model = engine.model.empty() ? default_gate_model(data_dir) : engine.model;
   suites::apply_engine_option(options, "backend", engine.backend);
   suites::apply_engine_option(options, "inject_decode_delay_us", std::to_string(engine.inject_decode_delay_us));
+  suites::apply_engine_option(options, "inject_decode_work", std::to_string(engine.inject_decode_work));
   target_ = std::make_unique<suites::EngineTarget>(options);
-  model_.path = options.model;
-  if (std::filesystem::is_regular_file(options.model)) model_.sha256 = sha256_file_hex(options.model);
+  provenance_.emplace();
+  suites::fill_model_provenance(*provenance_, *target_, data_dir_);
 }
 
 GateSuiteRunner::~GateSuiteRunner() = default;
@@ -78,7 +82,9 @@ records::Record GateSuiteRunner::run(int attempt, const std::vector<std::string>
   r.git = records::collect_git(std::filesystem::current_path());
   r.build = records::build_info();
   r.machine = machine_;
-  r.model = model_;
+  r.model = provenance_->model;
+  for (const auto& [file, sha] : provenance_->data_assets) r.data_assets[file] = sha;
+  r.config["engine"] = provenance_->config["engine"];
   r.config["env"] = suites::atlas_environment();  // test hooks set there must reach the record
   return r;
 }

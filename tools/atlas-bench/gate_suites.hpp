@@ -4,6 +4,7 @@
 // stamping each record with git/build/machine/model provenance. Gates never run a model; this
 // shell does it for them.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct EngineChoice {
   std::string backend = "cpu";
   std::string model;                ///< "" = <data-dir>/models/stories260K/stories260K.bin
   double inject_decode_delay_us = 0;  ///< test hook: sleeps per decode step (gate self-test); head side only
+  int inject_decode_work = 0;         ///< test hook: extra loop iterations per decoded token
 };
 
 /// The model a gate runs when none is given: stories260K under the data directory.
@@ -30,9 +32,9 @@ std::string default_gate_model(const std::string& data_dir);
 /// checked before any wait or load.
 std::string model_to_open(const std::string& model, const std::string& data_dir);
 
-/// This machine as a gate sees it: records::collect_machine(), and for the cuda backend the GPU
-/// name, driver and a GPU machine class from NVML ("h200", "h200-x8"); `machine_class` (when
-/// not empty) overrides the class.
+/// This machine as a gate (and `run`) sees it: records::collect_machine(), and for the cuda
+/// backend the GPU name, count, driver, clocks and a GPU machine class from NVML ("h200",
+/// "h200-x8"); `machine_class` (when not empty) overrides the class.
 records::MachineInfo gate_machine(const std::string& backend, const std::string& machine_class);
 
 class GateSuiteRunner {
@@ -44,6 +46,8 @@ class GateSuiteRunner {
 
   /// Runs `suites` once and returns the stamped record.
   records::Record run(int attempt, const std::vector<std::string>& suites);
+  /// The model block records get (path relative to the data directory, format, sha256, ...).
+  const records::ModelInfo& model() const { return provenance_->model; }
 
  private:
   std::unique_ptr<suites::EngineTarget> target_;
@@ -51,7 +55,8 @@ class GateSuiteRunner {
   std::string gate_;
   std::string data_dir_;  ///< passed to suites that read data (bfcl)
   records::MachineInfo machine_;
-  records::ModelInfo model_;
+  /// Model block, data assets and config.engine (hashing a large model once is enough).
+  std::optional<records::Record> provenance_;
 };
 
 /// The box report a gate judges with: with --allow-noisy the verdict does not depend on the box,

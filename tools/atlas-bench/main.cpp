@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   // setting when created, so every command and nested command (`baseline show`) gets it.
   app.fallthrough();
   GlobalOptions global;
+  global.argv.assign(argv, argv + argc);
   app.add_option("--data-dir", global.data_dir, "Data directory holding models/ and bfcl/ (env ATLAS_DATA_DIR)");
   app.set_version_flag("--version", "atlas-bench 0.1.0");
   app.footer(

@@ -1,4 +1,4 @@
-#include "gates/process.hpp"
+#include "common/process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 
 extern char** environ;
 
-namespace atlas::gates {
+namespace atlas {
 namespace {
 
 struct Pipe {
@@ -85,4 +85,4 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
   return result;
 }
 
-}  // namespace atlas::gates
+}  // namespace atlas
