@@ -24,9 +24,9 @@ const std::vector<SuiteInfo>& suite_registry() {
        [](Target& target, const SuiteOptions& options) { return bfcl::run_bfcl_suite(target, options); },
        [](const SuiteOptions& o) { (void)bfcl::bfcl_suite_setup(o); }},
       {"load", "serving load against an endpoint: concurrency or request-rate sweep, TTFT/TPOT/ITL/E2E, throughput, goodput",
-       run_load_suite, [](const SuiteOptions& o) { (void)LoadSuiteConfig::from(o); }},
+       run_load_suite, [](const SuiteOptions& o) { (void)LoadSuiteConfig::from(o); }, false},
       {"instructions", "instructions and simulated cache misses per prefill and decode token, counted under callgrind",
-       run_instructions_suite, [](const SuiteOptions& o) { (void)InstructionsConfig::from(o); }},
+       run_instructions_suite, [](const SuiteOptions& o) { (void)InstructionsConfig::from(o); }, false},
   };
   return registry;
 }
@@ -47,10 +47,10 @@ std::vector<std::string> expand_suite_names(std::string_view spec) {
     const std::size_t comma = spec.find(',', pos);
     const std::string_view item = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     if (item == "all") {
-      // "load" needs a server and its own options (run --concurrency/--rate): named only.
-      for (const auto& s : suite_registry()) {
-        if (s.name != "load") out.push_back(s.name);
-      }
+      // "load" needs a server and its own options (run --concurrency/--rate), "instructions" a
+      // child under valgrind: named only (in_all false).
+      for (const auto& s : suite_registry())
+        if (s.in_all) out.push_back(s.name);
     } else if (!item.empty()) {
       out.push_back(find_suite(item).name);
     }

@@ -216,8 +216,8 @@ const RegisterCommand kRun{{
     [](CLI::App& sub, const GlobalOptions& g) -> std::function<int()> {
       auto a = std::make_shared<RunArgs>();
       sub.add_option("--suite", a->suite,
-                     "ttft | agentic | decode-anatomy | bfcl | load | all, or a comma list (default: all; load when "
-                     "--concurrency/--rate is given)");
+                     "ttft | agentic | decode-anatomy | bfcl | load | instructions | all, or a comma list (default: "
+                     "all = the first four; load when --concurrency/--rate is given)");
       sub.add_option("--model", a->model, "Model file (default <data-dir>/models/stories260K/stories260K.bin)");
       sub.add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory (default: beside the model)");
       sub.add_option("--backend", a->backend, "cpu | cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
