@@ -45,8 +45,9 @@ inline constexpr const char* kSimLL = "8388608,16,64";
 /// sorted /proc/cpuinfo flags), "valgrind" (its --version), "cache_sim": {I1, D1, LL}}.
 nlohmann::json counted_on(const std::string& valgrind_version);
 
-/// Runs the probe under callgrind on the engine `target` wraps (an EngineTarget with the CPU
-/// backend; anything else throws SuiteError saying why). Throws SuiteError naming the command
+/// Runs the probe under callgrind on the engine `target` wraps (an EngineTarget; anything else
+/// throws SuiteError saying why). With a non-CPU backend it returns no metrics and
+/// details.skipped saying why (a GPU gate runs the same suite list). Throws SuiteError naming the command
 /// when valgrind is missing or the probe fails.
 records::SuiteResult run_instructions_suite(Target& target, const SuiteOptions& options);
 
