@@ -29,7 +29,7 @@ cat > "$WORK/gate.json" <<JSON
 {"schema_version": 1, "gate": "pr", "suite_config": "pr", "suites": ["decode-anatomy"],
  "quiet_box": {"settle_max_s": 0}}
 JSON
-gate() { "$B" --data-dir "$DATA" gate --backend cuda --config "$WORK/gate.json" --allow-noisy --store "$WORK/store" "$@"; }
+gate() { "$B" --data-dir "$DATA" gate --backend cuda --config "$WORK/gate.json" --no-timed --allow-noisy --store "$WORK/store" "$@"; }
 
 gate --baselines-dir "$WORK/none" > "$OUT/first.txt" 2>&1
 echo "first run (no baseline) exit $? (3 wanted)" | tee -a "$OUT/summary.txt"
