@@ -161,7 +161,10 @@ Table ab_table(const AbResult& result) {
     auto value = [&](double v) { return identity ? records::identity_hex(v, c.unit) : format_number(v); };
     // The interval is of B's change in B/A terms (+ = larger), whatever the metric's direction.
     std::string interval = "-", mde = "-";
-    if (c.paired) {
+    if (c.paired && !c.paired->ci_finite) {
+      interval = "n/a (< " + std::to_string(records::min_rounds_for(records::PairedSettings{result.confidence, 0.95})) + " rounds)";
+      mde = pct(c.paired->mde, false);
+    } else if (c.paired) {
       const bool flip = c.better == records::Better::higher;  // judge_paired reports + = worse
       const double lo = flip ? 1 / (1 + c.paired->ci_hi) - 1 : c.paired->ci_lo;
       const double hi = flip ? 1 / (1 + c.paired->ci_lo) - 1 : c.paired->ci_hi;

@@ -254,6 +254,26 @@ TEST_CASE("inject_decode_work: extra work per decoded token leaves the tokens un
   CHECK_THROWS_WITH_AS(make_backend(stories(), opts), doctest::Contains("inject_decode_work = -1"), EngineError);
 }
 
+TEST_CASE("DecodeDelay: a sleep stretched by preemption does not cancel later delays") {
+  // 5 us per token against a fake clock: the first sleep takes 50 ms (the thread was preempted
+  // on a loaded box). Without a cap on the credit, the next 10,000 tokens slept not at all.
+  DecodeDelay d;
+  d.set(5);
+  std::int64_t requested = 0;
+  int sleeps = 0;
+  auto sleep = [&](std::int64_t ns) {
+    requested += ns;
+    return ++sleeps == 1 ? std::int64_t{50'000'000} : ns;
+  };
+  for (int i = 0; i < 4; ++i) d.on_decode_step(sleep);  // 20 us of debt: the first sleep
+  CHECK(sleeps == 1);
+  requested = 0;
+  for (int i = 0; i < 1000; ++i) d.on_decode_step(sleep);
+  // 1000 tokens x 5 us = 5 ms, less at most the 20 us of credit carried over.
+  CHECK(requested >= 5'000'000 - 40'000);
+  CHECK(requested <= 5'000'000);
+}
+
 TEST_CASE("backend_options_from_env: ATLAS_NO_DECODE_GRAPHS and ATLAS_THREADS") {
   ::setenv("ATLAS_NO_DECODE_GRAPHS", "1", 1);
   ::setenv("ATLAS_THREADS", "3", 1);

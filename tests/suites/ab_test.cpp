@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "fake_target.hpp"
@@ -152,4 +153,9 @@ TEST_CASE("run_ab interleaves the sides and records parity") {
   CHECK(rec.verdicts["ab"].size() == res.comparisons.size());
   const Table t = ab_table(res);
   CHECK(t.notes[0] == "greedy parity: 1 of 20 prompts differ");
+  // 3 rounds: no interval exists, and the table says so instead of printing a number.
+  const auto row = std::find_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return r[0] == "decode_tok_s"; });
+  REQUIRE(row != t.rows.end());
+  CHECK((*row)[5] == "n/a (< 8 rounds)");
+  CHECK((*row)[8] == "undecided");
 }
