@@ -51,9 +51,10 @@ DeviceWeights layout_weights(const ModelConfig& c, DType wtype, Arena& arena) {
 
 namespace {
 
-/// Converts host rows (float32, or bf16 / f16 as the file stores them) into device rows through a
-/// bounded device staging buffer; typed rows are widened to float32 one chunk at a time, so the
-/// host never holds a float32 copy of a whole tensor.
+/// Copies host rows into device rows. bf16 rows bound for bf16 device weights are copied as they
+/// are; other rows (float32, f16, or bf16 for float32 device weights) go through a bounded device
+/// staging buffer, typed rows widened to float32 one chunk at a time, so the host never holds a
+/// float32 copy of a whole tensor.
 class Uploader {
  public:
   explicit Uploader(DType t) : wtype_(t), staging_(kStagingBytes) {}
@@ -61,8 +62,21 @@ class Uploader {
     if (src.size() != static_cast<std::size_t>(rows) * cols)
       throw EngineError(std::string("cuda upload: tensor ") + what + " has " + std::to_string(src.size()) +
                         " values, expected " + std::to_string(static_cast<std::size_t>(rows) * cols));
-    const int chunk = std::max<int>(1, static_cast<int>(kStagingBytes / (sizeof(float) * std::max(cols, 1))));
     const std::size_t es = kernels::dtype_size(wtype_);
+    if (src.dtype() == engine::DType::bf16 && wtype_ == DType::bf16) {
+      // The file's bf16 rows are the device's bf16 rows: one pitched copy straight from the
+      // (mapped) file bytes, no float32 detour on the host or the device (issue 17).
+      ATLAS_CUDA_CHECK(cudaMemcpy2D(dst, static_cast<std::size_t>(pitch) * es, src.bytes().data(),
+                                    static_cast<std::size_t>(cols) * es, static_cast<std::size_t>(cols) * es,
+                                    static_cast<std::size_t>(rows), cudaMemcpyHostToDevice));
+      // Columns [cols, ld) are zero, as convert_rows leaves them: the GEMV's 16-byte loads read them.
+      if (ld > cols)
+        ATLAS_CUDA_CHECK(cudaMemset2D(static_cast<char*>(dst) + static_cast<std::size_t>(cols) * es,
+                                      static_cast<std::size_t>(pitch) * es, 0,
+                                      static_cast<std::size_t>(ld - cols) * es, static_cast<std::size_t>(rows)));
+      return;
+    }
+    const int chunk = std::max<int>(1, static_cast<int>(kStagingBytes / (sizeof(float) * std::max(cols, 1))));
     for (int r0 = 0; r0 < rows; r0 += chunk) {
       const int n = std::min(chunk, rows - r0);
       const std::size_t first = static_cast<std::size_t>(r0) * cols, count = static_cast<std::size_t>(n) * cols;
