@@ -17,7 +17,13 @@ CMAKE_LAUNCHER := -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CUDA_COMPILER_
 export CCACHE_BASEDIR := $(CURDIR)
 endif
 
-.PHONY: deps configure build test gate clean
+# Fuzzing and sanitizers (docs/fuzzing.md): separate build directories, so they never disturb build/.
+FUZZ_BUILD_DIR ?= build-fuzz
+SANITIZE_BUILD_DIR ?= build-sanitize
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+
+.PHONY: deps configure build test gate clean fuzz fuzz-build test-sanitize
 
 deps:
 	bash tools/install-deps.sh
@@ -34,5 +40,20 @@ test: build
 gate: build
 	$(BUILD_DIR)/tools/atlas-bench --data-dir $(ATLAS_DATA_DIR) --pull-request-gate-check $(GATE_ARGS)
 
+# clang-16 + libFuzzer + ASan + UBSan; each target runs FUZZ_SECONDS (fuzz/run.sh prints the table).
+fuzz-build:
+	bash tools/install-deps.sh --fuzz
+	CC=clang-16 CXX=clang++-16 cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATLAS_FUZZ=ON -DATLAS_CUDA=OFF -DBUILD_TESTING=OFF $(CMAKE_LAUNCHER)
+	cmake --build $(FUZZ_BUILD_DIR) --target atlas_fuzzers -j $(JOBS)
+
+fuzz: fuzz-build
+	bash fuzz/run.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The whole ctest suite (CPU: no CUDA) built with gcc's ASan + UBSan, UB fatal.
+test-sanitize: deps
+	cmake -S . -B $(SANITIZE_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATLAS_SANITIZE=ON -DATLAS_CUDA=OFF -DATLAS_DATA_DIR=$(ATLAS_DATA_DIR) $(CMAKE_LAUNCHER)
+	cmake --build $(SANITIZE_BUILD_DIR) -j $(JOBS)
+	cd $(SANITIZE_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR) $(SANITIZE_BUILD_DIR)

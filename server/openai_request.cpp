@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/json_depth.hpp"
+
 namespace atlas::server {
 
 namespace {
@@ -84,6 +86,10 @@ J normalise_content(const J& c, const std::string& where) {
 }  // namespace
 
 CompletionRequest parse_completion_request(std::string_view body, bool chat) {
+  // Before parsing: printing a value nested 100,000 deep (e.g. in a wrong-type message)
+  // recurses once per level and would overflow the handler thread's stack.
+  if (json_nesting_depth(body, kMaxJsonNesting) > kMaxJsonNesting)
+    throw bad_request("request body nests arrays/objects deeper than " + std::to_string(kMaxJsonNesting) + " levels", "", "invalid_json");
   J j = J::parse(body, nullptr, false);
   if (j.is_discarded()) throw bad_request("request body is not valid JSON", "", "invalid_json");
   if (!j.is_object()) throw bad_request("request body must be a JSON object, got " + type_name(j), "", "invalid_json");

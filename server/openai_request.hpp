@@ -36,7 +36,8 @@ struct CompletionRequest {
   bool add_generation_prompt = true;        ///< chat: vLLM extension
 };
 
-/// Throws ApiError (400) for malformed JSON or any field of the wrong type or range.
+/// Throws ApiError (400) for malformed JSON, JSON nested deeper than kMaxJsonNesting
+/// (common/json_depth.hpp), or any field of the wrong type or range.
 CompletionRequest parse_completion_request(std::string_view body, bool chat);
 
 }  // namespace atlas::server

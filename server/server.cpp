@@ -1,5 +1,6 @@
 #include "server/server.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <iostream>
 
@@ -96,6 +97,34 @@ void Server::install_routes() {
   // ownership of the pool it is handed.
   const std::size_t threads = static_cast<std::size_t>(std::max(8, opts_.queue_limit + 6));
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+
+  // Judge Content-Length before httplib reads the body: for a length over the limit it reads and
+  // discards that many bytes before answering 413, and for one that never arrives it waits
+  // read_timeout, so a client claiming 16 GiB (or "-1") held an HTTP thread for a minute
+  // without an answer (issue 16). Answer at once and close instead.
+  svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string v = req.get_header_value("Content-Length");
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    ApiError e;
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
+      e = ApiError{ec == std::errc::result_out_of_range ? 413 : 400, "invalid_request_error",
+                   "Content-Length '" + v.substr(0, 40) + "' is not a byte count" + (ec == std::errc::result_out_of_range ? " that fits 64 bits" : ""),
+                   "", "invalid_content_length"};
+    } else if (n > opts_.max_body_bytes) {
+      e = ApiError{413, "invalid_request_error",
+                   "request body too large: Content-Length " + v + " exceeds the limit of " + std::to_string(opts_.max_body_bytes) + " bytes", "",
+                   "body_too_large"};
+    } else {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    ++n_bad_;
+    reply_error(res, e);
+    // The unread body must not be taken for the next request on this connection.
+    if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  });
 
   svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages atlas-bench builds against, only those missing (root, apt-get).
+# --fuzz adds clang-16 and its libFuzzer/sanitizer runtimes, needed only by `make fuzz`.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ make git pkg-config nlohmann-json3-dev libcli11-dev doctest-dev
       libbenchmark-dev libcurl4-openssl-dev libssl-dev libcpp-httplib-dev curl ccache
       valgrind)  # valgrind: the instructions suite counts instructions under callgrind
+if [ "${1:-}" = "--fuzz" ]; then pkgs+=(clang-16 libclang-rt-16-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,7 @@
 #include "suites/endpoint/openai_stream.hpp"
 
+#include "common/json_depth.hpp"
+
 namespace atlas::suites::endpoint {
 
 namespace {
@@ -27,6 +29,11 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
   }
   if (ev.data == "[DONE]") {
     done_ = true;
+    return;
+  }
+  // A hostile server's event nested 100,000 deep would overflow the stack when printed.
+  if (atlas::json_nesting_depth(ev.data, atlas::kMaxJsonNesting) > atlas::kMaxJsonNesting) {
+    fail("SSE event #" + std::to_string(events_) + " nests arrays/objects deeper than " + std::to_string(atlas::kMaxJsonNesting) + " levels");
     return;
   }
   json j = json::parse(ev.data, nullptr, /*allow_exceptions=*/false);

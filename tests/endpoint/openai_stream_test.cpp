@@ -114,3 +114,13 @@ TEST_CASE("token timing: chunks of one read or one client wake-up are one arriva
   CHECK(t[1] == 50 + 53 / 3);  // the wake's gap (50 -> 103) spread over its three tokens
   CHECK(t[3] == 103);
 }
+
+// Issue 16: a hostile server's error event nested 100,000 deep crashed the client when the
+// reader printed it.
+TEST_CASE("stream reader: an event nested deeper than the limit is a stream error, not a stack overflow") {
+  OpenAiStreamReader r;
+  feed(r, R"({"choices":[{"index":0,"text":"a"}]})", 100);
+  feed(r, R"({"error": )" + std::string(100000, '[') + std::string(100000, ']') + "}", 200);
+  CHECK(r.error() == "SSE event #2 nests arrays/objects deeper than 256 levels");
+  CHECK(r.text() == "a");
+}
