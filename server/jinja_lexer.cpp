@@ -1,6 +1,7 @@
 #include "server/jinja_lexer.hpp"
 
 #include <cctype>
+#include <stdexcept>
 
 #include "server/jinja_value.hpp"
 
@@ -36,8 +37,12 @@ std::vector<Tok> lex_expr(const std::string& s, int line) {
       Tok t;
       t.kind = real ? Tok::real : Tok::integer;
       t.text = num;
-      if (real) t.fval = std::stod(num);
-      else t.ival = std::stoll(num);
+      try {  // Jinja's ints are Python's (unbounded); ours are 64-bit: say so rather than throw out_of_range
+        if (real) t.fval = std::stod(num);
+        else t.ival = std::stoll(num);
+      } catch (const std::out_of_range&) {
+        fail(line, "number literal " + (num.size() > 40 ? num.substr(0, 40) + "..." : num) + " is out of range");
+      }
       out.push_back(t);
       i = j;
       continue;

@@ -95,7 +95,11 @@ void Server::install_routes() {
   // Enough HTTP threads for every admitted request plus a few for /health and rejections, so
   // a full queue answers 429 at once instead of leaving connections unaccepted. httplib takes
   // ownership of the pool it is handed.
-  const std::size_t threads = static_cast<std::size_t>(std::max(8, opts_.queue_limit + 6));
+  // httplib gives each connection a thread until it closes, so a client that stalls mid-request
+  // holds one for up to read_timeout; 64 keep /health and rejections answering with dozens of
+  // stalled clients (issue 16's burst test holds 32; 8 threads starved /health). Idle threads cost
+  // only address space.
+  const std::size_t threads = static_cast<std::size_t>(std::max(64, opts_.queue_limit + 6));
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
 
   // Judge Content-Length before httplib reads the body: for a length over the limit it reads and

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -69,6 +70,8 @@ Header parse_header(const std::string& name, const std::vector<char>& b) {
   }
   if (h.version == 0) {
     h.shared = h.vocab_size > 0;
+    if (h.vocab_size == std::numeric_limits<std::int32_t>::min())  // -INT_MIN overflows
+      throw EngineError(name + ": header field vocab_size = " + std::to_string(h.vocab_size) + " is invalid");
     if (h.vocab_size < 0) h.vocab_size = -h.vocab_size;
     h.data_offset = kLegacyHeaderBytes;
   } else {

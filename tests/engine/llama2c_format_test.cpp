@@ -2,6 +2,8 @@
 // files written here from its weights, and mutated copies that must fail with clear errors.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -122,6 +124,9 @@ TEST_CASE("llama2c legacy: truncated and corrupted files give the documented err
   b = good;
   put<std::int32_t>(b, 8, 2000000000);
   expect_error("huge_layers.bin", b, "header field n_layers = 2000000000 is invalid");
+  b = good;
+  put<std::int32_t>(b, 20, std::numeric_limits<std::int32_t>::min());  // found by fuzz_llama2c: -vocab_size overflowed
+  expect_error("vocab_int_min.bin", b, "header field vocab_size = -2147483648 is invalid");
   CHECK_THROWS_WITH_AS(load_llama2c(dir / "absent.bin"), doctest::Contains("absent.bin: cannot open model file"), EngineError);
 }
 

@@ -59,6 +59,8 @@ TEST_CASE("chat template: errors name the line and the construct") {
                        "chat template raised an exception: Only user and assistant roles", ServerError);
   CHECK_THROWS_AS(ChatTemplate("{{ 1 + 'a' }}").render(TemplateValue::object()), ServerError);
   CHECK_THROWS_AS(ChatTemplate("{{ 1 / 0 }}").render(TemplateValue::object()), ServerError);
+  // Found by fuzz_jinja: an integer literal beyond 64 bits escaped as std::out_of_range.
+  CHECK_THROWS_WITH_AS(ChatTemplate("\n{{ 99999999999999999999 }}"), "chat template line 2: number literal 99999999999999999999 is out of range", ServerError);
 }
 
 TEST_CASE("chat template: the fallback template renders turns, tools and tool calls") {
