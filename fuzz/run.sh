@@ -41,7 +41,7 @@ for t in "${targets[@]}"; do
   "$exe" "${args[@]}" "$work/corpus" "$src/corpus/$t" >"$work/log.txt" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/log.txt" | tail -1 | awk '{print $2}')
-  rss=$(grep -o 'stat::peak_rss_mb: [0-9]*' "$work/log.txt" | tail -1 | awk '{print $2}')
+  rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$work/log.txt" | tail -1 | awk '{print $2}')
   last=$(grep -E '^#[0-9]+' "$work/log.txt" | tail -1)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")

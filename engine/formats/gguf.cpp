@@ -497,6 +497,10 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
   // qwen3next: every layer is MoE, so the dense FFN size may be absent (1: a placeholder nothing reads).
   c.hidden_dim = arch == "qwen3next" && !f.find(arch + ".feed_forward_length") ? 1 : config_int(f, arch + ".feed_forward_length");
   c.n_layers = config_int(f, arch + ".block_count");
+  // Each layer owns tensors; checked before anything is sized by the layer count (fuzz_gguf:
+  // block_count 2^31 - 1 exhausted memory).
+  if (static_cast<std::size_t>(c.n_layers) > f.tensors.size())
+    key_error(f, arch + ".block_count", std::to_string(c.n_layers) + " layers, but the file has only " + std::to_string(f.tensors.size()) + " tensors");
   c.n_heads = config_int(f, arch + ".attention.head_count");
   c.n_kv_heads = f.find(arch + ".attention.head_count_kv") ? config_int(f, arch + ".attention.head_count_kv") : c.n_heads;
   c.head_dim = f.find(arch + ".attention.key_length") ? config_int(f, arch + ".attention.key_length") : c.dim / c.n_heads;

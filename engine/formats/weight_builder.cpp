@@ -130,6 +130,11 @@ std::vector<std::string> assemble_weights(Model& model, const TensorTable& tenso
   ModelConfig& c = model.config;
   ModelWeights& w = model.weights;
   const std::int64_t dim = c.dim, hid = c.hidden_dim, vocab = c.vocab_size, qd = c.q_dim(), kvd = c.kv_dim(), hd = c.head_dim;
+  // Every layer owns tensors: a layer count beyond the tensor count is a bad header, and
+  // allocating for it first (block_count 2^31 - 1) would exhaust memory (found by fuzz_gguf).
+  if (static_cast<std::size_t>(c.n_layers) > tensors.size())
+    throw EngineError(file.string() + ": " + std::to_string(c.n_layers) + " layers configured, but only " + std::to_string(tensors.size()) +
+                      " tensors are present");
   w.layers.assign(static_cast<std::size_t>(c.n_layers), LayerWeights{});
 
   c.tied_embeddings = tensors.find("output.weight") == tensors.end();

@@ -266,3 +266,17 @@ TEST_CASE("GGUF: a BYTE token whose text is not <0xHH> is rejected at load, nami
   v.types = {2, 3, 3, 6};
   CHECK_THROWS_WITH_AS(make_spm_tokenizer(v), doctest::Contains("token id 3 is BYTE-typed but its text \"<0xZZ>\" is not <0xHH>"), EngineError);
 }
+
+// Found by fuzz_gguf: block_count 2^31 - 1 sized the layer list before any tensor was looked
+// up, exhausting memory.
+TEST_CASE("GGUF: a block_count beyond the tensor count is rejected before anything is allocated") {
+  std::string b = atlas::read_file(atlas::test::stories_gguf());
+  const std::string key = "llama.block_count";
+  const auto at = b.find(key);
+  REQUIRE(at != std::string::npos);
+  put<std::uint32_t>(b, at + key.size() + 4, 0x7FFFFFFF);  // after the u32 type tag
+  const GgufFile f = read_gguf(atlas::test::stories_gguf());
+  const std::string e = load_error("blockcount", b);
+  CHECK(e.find("bad.gguf: GGUF metadata key 'llama.block_count': 2147483647 layers, but the file has only " + std::to_string(f.tensors.size()) +
+               " tensors") != std::string::npos);
+}
