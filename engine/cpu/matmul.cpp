@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define ATLAS_X86 1
 #endif
@@ -265,7 +266,13 @@ __attribute__((target("avx2,fma"))) void attention_avx2(float* out, const float*
 }
 
 bool cpu_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29): clang 16's __builtin_cpu_supports has no "f16c", and
+  // the fuzz build (make fuzz) compiles this file with clang.
+  const auto f16c = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+  };
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c();
   return yes;
 }
 #else
