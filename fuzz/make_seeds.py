@@ -434,6 +434,11 @@ def json_seeds():
 
 
 if __name__ == "__main__":
+    # GGUF seeds are model files: they are generated (fuzz/run.sh does it before each pass), never
+    # committed. ATLAS_SEEDS_ONLY=gguf makes just those.
+    if os.environ.get("ATLAS_SEEDS_ONLY") == "gguf":
+        gguf_seeds()
+        sys.exit(0)
     gguf_seeds()
     safetensors_seeds()
     llama2c_seeds()
