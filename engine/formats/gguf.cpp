@@ -494,8 +494,9 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
   }
   c.name = f.find("general.name") ? f.get_string("general.name") : path.stem().string();
   c.dim = config_int(f, arch + ".embedding_length");
-  // qwen3next: every layer is MoE, so the dense FFN size may be absent (1: a placeholder nothing reads).
-  c.hidden_dim = arch == "qwen3next" && !f.find(arch + ".feed_forward_length") ? 1 : config_int(f, arch + ".feed_forward_length");
+  // qwen3next: a model whose every layer is MoE has no dense FFN size (0); validate_config asks
+  // for one only when some block is a dense SwiGLU.
+  c.hidden_dim = arch == "qwen3next" && !f.find(arch + ".feed_forward_length") ? 0 : config_int(f, arch + ".feed_forward_length");
   c.n_layers = config_int(f, arch + ".block_count");
   // Each layer owns tensors; checked before anything is sized by the layer count (fuzz_gguf:
   // block_count 2^31 - 1 exhausted memory).

@@ -79,7 +79,10 @@ void validate_config(const ModelConfig& c, const std::filesystem::path& file) {
     if (v <= 0) throw EngineError(file.string() + ": " + field + " = " + std::to_string(v) + " (must be > 0)");
   };
   positive("dim", c.dim);
-  positive("hidden_dim", c.hidden_dim);
+  // The dense FFN size is needed only by swiglu blocks (no blocks listed: every layer is dense).
+  bool dense_ffn = c.blocks.empty();
+  for (const BlockKind& b : c.blocks) dense_ffn = dense_ffn || b.ffn == FfnKind::swiglu;
+  if (dense_ffn) positive("hidden_dim", c.hidden_dim);
   positive("n_layers", c.n_layers);
   positive("n_heads", c.n_heads);
   positive("n_kv_heads", c.n_kv_heads);
