@@ -3,13 +3,14 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/build_paths.hpp"
 #include "suites/error.hpp"
 
 namespace atlas::suites {
 
 std::filesystem::path suites_resource_dir() {
   if (const char* e = std::getenv("ATLAS_SUITES_DIR"); e && *e) return e;
-  return ATLAS_SUITES_DIR;
+  return std::filesystem::path(::atlas::build_source_dir()) / "suites";
 }
 
 std::filesystem::path resolve_resource(std::string_view name, std::string_view subdir) {

@@ -5,7 +5,7 @@
 
 namespace atlas::suites {
 
-/// $ATLAS_SUITES_DIR when set, else the source tree's suites/ folder (compiled in).
+/// $ATLAS_SUITES_DIR when set, else the source tree's suites/ folder (common/build_paths.hpp).
 std::filesystem::path suites_resource_dir();
 
 /// `name` itself when it names an existing file (absolute or relative to the working

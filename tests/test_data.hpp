@@ -1,5 +1,6 @@
 #pragma once
 // Where tests find the real inputs (../shared/data in CI) and the source tree.
+#include "common/build_paths.hpp"
 #include <cstdlib>
 #include <filesystem>
 #include <string>

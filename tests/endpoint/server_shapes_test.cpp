@@ -3,6 +3,7 @@
 // servers describe themselves: context length, prefix-cache reset, token ids.
 #if ATLAS_HAVE_CURL && ATLAS_HAVE_HTTPLIB
 
+#include "common/build_paths.hpp"
 #include <fstream>
 #include <sstream>
 

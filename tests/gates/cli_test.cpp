@@ -1,6 +1,7 @@
 // End-to-end checks of `atlas-bench baseline ...` and `quiet-box` through the real executable
 // (ctest sets ATLAS_BENCH_EXE). The gate command itself runs the model and is exercised by
 // `make gate`, not here (unit tests stay fast).
+#include "common/build_paths.hpp"
 #include <doctest/doctest.h>
 
 #include <cstdlib>

@@ -1,5 +1,6 @@
 // The gate's timed judgement loop (gates/interleaved.hpp) over synthetic sides: order, paired
 // verdicts, load, failures, caps; and the "timed" gate-config section.
+#include "common/build_paths.hpp"
 #include <doctest/doctest.h>
 
 #include <cmath>

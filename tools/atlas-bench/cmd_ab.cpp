@@ -1,5 +1,6 @@
 // atlas-bench ab: one suite on two configurations, interleaved, with medians, ratios, the
 // paired judgement the gate uses (records/paired_judgement.hpp) and a greedy output-parity check.
+#include "common/build_paths.hpp"
 #include <unistd.h>
 
 #include <iostream>

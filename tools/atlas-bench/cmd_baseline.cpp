@@ -1,6 +1,7 @@
 // atlas-bench baseline show|init|ratchet|accept|freeze|unfreeze: inspect and move BASELINE files
 // (baselines/<machine-class>/<gate>.BASELINE.json). Every move writes a history entry; see
 // docs/gates.md.
+#include "common/build_paths.hpp"
 #include <filesystem>
 #include <iostream>
 #include <memory>

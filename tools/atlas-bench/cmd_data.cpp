@@ -1,5 +1,6 @@
 // atlas-bench data verify: check the data directory against data/manifest.json
 // (records/data_manifest.hpp). Exit 0 when every asset matches, 3 naming each problem otherwise.
+#include "common/build_paths.hpp"
 #include <filesystem>
 #include <iostream>
 #include <memory>

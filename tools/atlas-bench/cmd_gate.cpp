@@ -4,6 +4,7 @@
 // metrics against the merge-base build run interleaved on this box (timed_gate.hpp), check
 // that no BASELINE was loosened since the merge-base, print the tables, write the record and a
 // markdown summary. Exit 0 pass, 1 regression, 2 inconclusive, 3 usage or input error.
+#include "common/build_paths.hpp"
 #include <filesystem>
 #include <iostream>
 #include <memory>

@@ -2,6 +2,7 @@
 // CI matrix, Slurm array or Kubernetes indexed job spreads it), judge that slice against the
 // nightly BASELINE when one exists, and write a shard record; `atlas-bench records merge`
 // combines the shards. Exit codes as `gate`; without a baseline the shard is recorded, not judged.
+#include "common/build_paths.hpp"
 #include <algorithm>
 #include <filesystem>
 #include <iostream>

@@ -1,4 +1,5 @@
 // atlas-bench quiet-box: is this machine quiet enough to time things? Exit 0 quiet, 2 not.
+#include "common/build_paths.hpp"
 #include <iostream>
 #include <thread>
 

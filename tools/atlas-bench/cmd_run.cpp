@@ -1,4 +1,5 @@
 // atlas-bench run: runs suites on the in-process engine and writes one record to the store.
+#include "common/build_paths.hpp"
 #include <unistd.h>
 
 #include <algorithm>
