@@ -34,9 +34,28 @@ struct Pipe {
   }
 };
 
+/// This process's environment with `overrides` applied ("" unsets).
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    if (overrides.count(kv.substr(0, kv.find('=')))) continue;
+    env.push_back(kv);
+  }
+  for (const auto& [k, v] : overrides)
+    if (!v.empty()) env.push_back(k + "=" + v);
+  return env;
+}
+
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd) {
+  ProcessOptions o;
+  o.cwd = cwd;
+  return run_process_with(argv, o);
+}
+
+ProcessResult run_process_with(const std::vector<std::string>& argv, const ProcessOptions& o) {
   if (argv.empty()) throw Error("run_process: empty argv");
   Pipe out, err;
   posix_spawn_file_actions_t fa;
@@ -44,12 +63,19 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
   posix_spawn_file_actions_adddup2(&fa, out.fd[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&fa, err.fd[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  if (!o.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, o.cwd.c_str());
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  std::vector<char*> envp;
+  if (!o.env_overrides.empty()) {
+    env_strings = environment_with(o.env_overrides);
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+  }
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.empty() ? environ : envp.data());
   posix_spawn_file_actions_destroy(&fa);
   ProcessResult result;
   if (rc != 0) {
@@ -62,21 +88,30 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   char buf[65536];
+  const int timeout = o.on_tick && o.tick_ms > 0 ? o.tick_ms : -1;
   while (open_fds > 0) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
+    const int n = ::poll(fds, 2, timeout);
+    if (n < 0 && errno != EINTR) break;
+    if (o.on_tick) o.on_tick(static_cast<int>(pid));
+    if (n <= 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        sinks[i]->append(buf, static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
+      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
         fds[i].fd = -1;
         --open_fds;
       }
     }
+  }
+  if (o.on_exit) {
+    // The child has closed its output (normally: exited). Wait without reaping, so its /proc
+    // entries can still be read.
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    o.on_exit(static_cast<int>(pid));
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

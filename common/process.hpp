@@ -1,7 +1,11 @@
 #pragma once
-// Running a helper program (git, valgrind) without a shell: arguments go to posix_spawnp as a vector, so
-// branch names and paths are never interpreted by /bin/sh.
+// Running a helper program (git, valgrind, a side of the gate's timed judgement) without a shell:
+// arguments go to posix_spawnp as a vector, so branch names and paths are never interpreted by
+// /bin/sh. One primitive: callers that watch the child while it runs (gates/measured_process)
+// pass callbacks instead of spawning it themselves.
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,8 +16,21 @@ struct ProcessResult {
   std::string out, err;
 };
 
-/// Runs `argv` (argv[0] looked up on PATH) in `cwd` and captures stdout and stderr.
-/// Throws atlas::Error when spawning fails for a reason other than the program being absent.
+struct ProcessOptions {
+  std::filesystem::path cwd;                          ///< empty: this process's
+  std::map<std::string, std::string> env_overrides;   ///< set on top of this environment; an empty value unsets
+  int tick_ms = -1;                                   ///< > 0: call on_tick at least this often while it runs
+  std::function<void(int pid)> on_tick;               ///< while the child runs (its output still open)
+  /// Once the child has exited and before it is reaped: its /proc/<pid> entries are still there.
+  std::function<void(int pid)> on_exit;
+};
+
+/// Runs `argv` (argv[0] a path or looked up on PATH) and captures stdout and stderr.
+/// Throws atlas::Error when a pipe cannot be made; a program that cannot start gives
+/// exit_status -1 and the reason in `err`.
+ProcessResult run_process_with(const std::vector<std::string>& argv, const ProcessOptions& options);
+
+/// The same in `cwd` with this process's environment.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd);
 
 }  // namespace atlas

@@ -24,21 +24,31 @@ std::string trim(std::string s) {
   return s;
 }
 
-/// flock on a file for the object's lifetime.
+/// flock on a file for the object's lifetime (`wait` false: try once, held() says whether it got it).
 class FileLock {
  public:
-  explicit FileLock(const fs::path& p) : fd_(::open(p.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  explicit FileLock(const fs::path& p, bool wait = true)
+      : fd_(::open(p.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0) held_ = ::flock(fd_, wait ? LOCK_EX : LOCK_EX | LOCK_NB) == 0;
   }
   ~FileLock() {
     if (fd_ >= 0) ::close(fd_);  // releases the lock
   }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
+  bool held() const { return held_; }
 
  private:
   int fd_;
+  bool held_ = false;
 };
+
+fs::file_time_type last_used(const fs::path& dir) {
+  std::error_code ec;
+  auto t = fs::last_write_time(dir / "built.ok", ec);
+  if (ec) t = fs::last_write_time(dir, ec);
+  return ec ? fs::file_time_type::min() : t;
+}
 
 }  // namespace
 
@@ -60,6 +70,42 @@ fs::path running_build_dir() {
   for (p = p.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
     if (fs::exists(p / "CMakeCache.txt")) return p;
   return {};
+}
+
+bool head_is_clean_base(const fs::path& repo, const std::string& base_commit) {
+  if (base_commit.empty()) return false;
+  const auto head = run_measured({"git", "-C", repo.string(), "rev-parse", "HEAD"}, {});
+  if (head.exit_status != 0 || trim(head.out) != base_commit) return false;
+  const auto st = run_measured({"git", "-C", repo.string(), "status", "--porcelain", "--untracked-files=no"}, {});
+  return st.exit_status == 0 && st.out.empty();
+}
+
+std::vector<std::string> prune_base_cache(const fs::path& repo, const fs::path& cache_dir, int keep,
+                                          const std::string& current) {
+  std::vector<std::pair<fs::file_time_type, fs::path>> dirs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cache_dir, ec)) {
+    if (!e.is_directory() || e.path().filename() == current) continue;
+    dirs.emplace_back(last_used(e.path()), e.path());
+  }
+  std::sort(dirs.begin(), dirs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> removed;
+  const std::size_t others_kept = keep > 1 ? static_cast<std::size_t>(keep - 1) : 0;  // `current` is one of `keep`
+  for (std::size_t i = others_kept; i < dirs.size(); ++i) {
+    const fs::path& dir = dirs[i].second;
+    const std::string name = dir.filename().string();
+    const fs::path lock_file = cache_dir / (name + ".lock");
+    FileLock lock(lock_file, /*wait=*/false);
+    if (!lock.held()) continue;  // another gate is building or using it
+    if (fs::exists(dir / "src"))
+      run_measured({"git", "-C", repo.string(), "worktree", "remove", "--force", (dir / "src").string()}, {});
+    fs::remove_all(dir, ec);
+    if (ec) continue;
+    fs::remove(lock_file, ec);
+    removed.push_back(name);
+  }
+  if (!removed.empty()) run_measured({"git", "-C", repo.string(), "worktree", "prune"}, {});
+  return removed;
 }
 
 fs::path default_base_cache_dir(const fs::path& head_build_dir) {
@@ -86,8 +132,10 @@ BaseBuild build_base(const BaseBuildRequest& r) {
   }
   FileLock lock(r.cache_dir / (short_sha + ".lock"));
   if (fs::exists(stamp) && fs::exists(binary)) {
+    fs::last_write_time(stamp, fs::file_time_type::clock::now(), ec);  // most recently used: kept by the pruning
     out.binary = binary;
     out.cached = true;
+    out.pruned = prune_base_cache(r.repo, r.cache_dir, r.keep, short_sha);
     out.seconds = elapsed();
     out.log = "reused " + binary.string();
     return out;
@@ -135,6 +183,7 @@ BaseBuild build_base(const BaseBuildRequest& r) {
   }
   std::ofstream(stamp) << r.commit << "\n";
   out.binary = binary;
+  out.pruned = prune_base_cache(r.repo, r.cache_dir, r.keep, short_sha);
   out.seconds = elapsed();
   out.log = "built " + binary.string();
   return out;
