@@ -73,8 +73,29 @@ Verdict judge_exact(Verdict v, const BaselineMetric& b, double cand) {
             "; `baseline ratchet` tightens it";
   } else {
     v.status = VerdictStatus::same;
+    // The raw change (candidate − baseline), signed as the delta column beside it.
+    const double change = cand - b.value;
     v.why = worse == 0 ? "equal to the baseline"
-                       : "changed by " + fmt(-worse) + " " + b.unit + ", within the tolerance " + fmt(tolerance);
+                       : "changed by " + std::string(change > 0 ? "+" : "") + fmt(change) + " " + b.unit +
+                             ", within the tolerance " + fmt(tolerance);
+  }
+  return v;
+}
+
+/// A counted metric whose expected value is exact: any change beyond the tolerance, either way,
+/// is a regression (a direction would call a lost CUDA graph "improved").
+Verdict judge_equal(Verdict v, const BaselineMetric& b, double cand) {
+  const double tolerance = std::max(b.tolerance.relative * std::fabs(b.value), b.tolerance.absolute);
+  v.rule = "equality";
+  if (tolerance > 0) v.margin = tolerance;
+  const auto [cand_text, base_text] = fmt_distinct(cand, b.value);
+  if (std::fabs(cand - b.value) > tolerance) {
+    v.status = VerdictStatus::regression;
+    v.why = "expected exactly " + base_text + (tolerance > 0 ? " (tolerance " + fmt(tolerance) + ")" : "") + ", got " +
+            cand_text + ": judged on equality, a change either way is a regression (`baseline accept` if intended)";
+  } else {
+    v.status = VerdictStatus::same;
+    v.why = cand == b.value ? "equal to the baseline" : "within the tolerance " + fmt(tolerance) + " of the exact value";
   }
   return v;
 }
@@ -159,7 +180,7 @@ Verdict judge_timed(Verdict v, const BaselineMetric& b, const records::Metric& c
 }  // namespace
 
 CompareSettings compare_settings(const GateConfig& c) {
-  return {c.min_samples, c.alpha, c.noise_confidence, c.noise_resamples};
+  return {c.min_samples, c.alpha, c.noise_confidence, c.noise_resamples, c.equality_metrics};
 }
 
 const char* to_string(VerdictStatus s) {
@@ -253,7 +274,43 @@ Verdict judge_metric(const std::string& key, const BaselineMetric* b, const reco
   if (b->kind == records::MetricKind::timed) return judge_timed(std::move(v), *b, *c, s);
   if (records::is_identity_unit(b->unit)) return judge_identity(std::move(v), *b, *c);
   const double cand = *v.candidate_value;
+  if (b->kind == records::MetricKind::counted && matches_segment(key, s.equality_segments))
+    return judge_equal(std::move(v), *b, cand);
   return judge_exact(std::move(v), *b, cand);
+}
+
+bool matches_segment(const std::string& key, const std::vector<std::string>& segments) {
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    const auto end = std::min(key.find('/', start), key.size());
+    const std::string seg = key.substr(start, end - start);
+    if (std::find(segments.begin(), segments.end(), seg) != segments.end()) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string failing_metrics(const std::vector<Verdict>& verdicts, std::size_t max_named) {
+  const VerdictStatus order[] = {VerdictStatus::regression, VerdictStatus::missing, VerdictStatus::incomparable,
+                                 VerdictStatus::needs_more_samples};
+  std::string out;
+  for (const VerdictStatus st : order) {
+    std::vector<const Verdict*> hit;
+    for (const auto& v : verdicts)
+      if (v.status == st) hit.push_back(&v);
+    if (hit.empty()) continue;
+    out += (out.empty() ? "" : "; ") + std::string(to_string(st)) + ": ";
+    for (std::size_t i = 0; i < hit.size() && i < max_named; ++i) {
+      out += (i ? ", " : "") + hit[i]->key;
+      if (hit[i]->delta_pct) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " (%+.2f%%)", *hit[i]->delta_pct);
+        out += buf;
+      }
+    }
+    if (hit.size() > max_named) out += " and " + std::to_string(hit.size() - max_named) + " more";
+  }
+  return out;
 }
 
 Comparison compare(const Baseline& baseline, const records::Record& candidate, const CompareSettings& s) {

@@ -38,7 +38,14 @@ struct CompareSettings {
   double alpha = 0.01;
   double noise_confidence = 0.95;
   int noise_resamples = 2000;
+  /// Counted metrics judged on equality, by a segment of their key ("graph_launches_per_token"
+  /// matches "decode-anatomy/eager/graph_launches_per_token/qkv"): their expected value is exact,
+  /// so a change either way is a regression, never "improved" (0 graph launches per token means
+  /// graph capture was lost, not that decode got better).
+  std::vector<std::string> equality_segments;
 };
+/// Whether `key` has a '/'-separated segment in `segments`.
+bool matches_segment(const std::string& key, const std::vector<std::string>& segments);
 CompareSettings compare_settings(const GateConfig& c);
 
 enum class VerdictStatus {
@@ -92,6 +99,11 @@ Overall overall_of(const std::vector<Verdict>& verdicts);
 
 /// Measured noise of one sample set: half-width of its bootstrap CI of the median (0 for < 2).
 double median_ci_half_width(const std::vector<double>& samples, const CompareSettings& s);
+
+/// The metrics that make `verdicts` fail or inconclusive, by verdict: "regression:
+/// instructions/instructions_per_decode_token (+5.06%); missing: a/b; needs-more-samples: c"
+/// (at most `max_named` keys per verdict, then "and N more"); "" when none.
+std::string failing_metrics(const std::vector<Verdict>& verdicts, std::size_t max_named = 5);
 
 /// Candidate value of a metric as gates use it: the median of its samples.
 double candidate_value(const records::Metric& m);

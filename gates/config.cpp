@@ -96,7 +96,7 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
   reject_unknown(r, j, "",
                  {"schema_version", "gate", "description", "suites", "suite_config", "min_samples", "rerun_cap",
                   "confirm_timed_regressions", "alpha", "noise",
-                  "default_tolerance", "metric_tolerance", "target_branch", "quiet_box", "timed",
+                  "default_tolerance", "metric_tolerance", "equality_metrics", "target_branch", "quiet_box", "timed",
                   "quiet_machine_classes"});
   const long long version = r.integer(j, "", "schema_version");
   if (version != 1) r.fail("schema_version", "unsupported (this build reads 1)", version);
@@ -145,6 +145,15 @@ GateConfig parse_gate_config(const nlohmann::json& j, const std::string& source)
       const std::string p = FieldReader::child("metric_tolerance", prefix);
       if (prefix.empty()) r.fail(p, "a metric-key prefix must not be empty", v);
       c.metric_tolerance[prefix] = parse_tolerance(r, r.object(t, "metric_tolerance", prefix), p);
+    }
+  }
+  if (j.contains("equality_metrics")) {
+    const auto& arr = r.array(j, "", "equality_metrics");
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      if (!arr[i].is_string() || arr[i].get<std::string>().empty() ||
+          arr[i].get<std::string>().find('/') != std::string::npos)
+        r.fail(FieldReader::index("equality_metrics", i), "expected one segment of a metric key (no '/')", arr[i]);
+      c.equality_metrics.push_back(arr[i].get<std::string>());
     }
   }
   c.target_branch = r.optional_string(j, "", "target_branch").value_or(c.target_branch);
@@ -205,6 +214,7 @@ nlohmann::json to_json(const GateConfig& c) {
              for (const auto& [k, t] : c.metric_tolerance) m[k] = tol(t);
              return m;
            }()},
+          {"equality_metrics", c.equality_metrics},
           {"target_branch", c.target_branch},
           {"quiet_box",
            {{"max_load_per_core", q.max_load_per_core},

@@ -55,6 +55,9 @@ struct GateConfig {
   /// whole key) -> tolerance; the longest matching prefix applies. E.g. callgrind counts are
   /// deterministic but move by a few hundredths of a percent with the environment's size.
   std::map<std::string, Tolerance> metric_tolerance;
+  /// Counted metrics judged on equality (CompareSettings::equality_segments): a segment of the
+  /// metric key, e.g. "graph_launches_per_token".
+  std::vector<std::string> equality_metrics;
   std::string target_branch = "origin/main";  ///< merge-base check; falls back to "main"
   QuietBoxThresholds quiet_box;
   /// Timed metrics judged against the merge-base build, interleaved (gates/interleaved.hpp).

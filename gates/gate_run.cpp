@@ -195,6 +195,8 @@ GateDecision decide(const GateOutcome& outcome, bool merge_base_ok, bool box_qui
   GateDecision d;
   d.overall = outcome.overall;
   if (!outcome.reason.empty()) d.reasons.push_back(outcome.reason);
+  // The final line names what failed (or left the answer open), not only that something did.
+  if (const std::string named = failing_metrics(outcome.comparison.verdicts); !named.empty()) d.reasons.push_back(named);
   if (!merge_base_ok) {
     d.overall = Overall::regression;
     d.reasons.push_back("a BASELINE was loosened since the merge-base without an accept entry");

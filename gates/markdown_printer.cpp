@@ -1,5 +1,6 @@
 #include "gates/markdown_printer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -50,6 +51,21 @@ bool beyond_noise(const Verdict& v) {
   return std::fabs(*v.candidate_value - *v.baseline_value) > v.noise.value_or(0.0);
 }
 
+// The order a reviewer reads in: what failed first, then what is open, then changes, then rows
+// that are only reported (a few dozen "new" timed rows must not push a regression off screen).
+int severity(VerdictStatus s) {
+  switch (s) {
+    case VerdictStatus::regression: return 0;
+    case VerdictStatus::missing: return 1;
+    case VerdictStatus::incomparable: return 2;
+    case VerdictStatus::needs_more_samples: return 3;
+    case VerdictStatus::improved: return 4;
+    case VerdictStatus::same: return 5;
+    case VerdictStatus::new_metric: return 6;
+  }
+  return 7;
+}
+
 }  // namespace
 
 void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
@@ -63,6 +79,8 @@ void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
   for (const auto& v : r.comparison.verdicts) {
     (beyond_noise(v) ? notable : quiet).push_back(&v);
   }
+  std::stable_sort(notable.begin(), notable.end(),
+                   [](const Verdict* a, const Verdict* b) { return severity(a->status) < severity(b->status); });
   if (!notable.empty()) table(notable, out);
   if (notable.empty() && !r.comparison.verdicts.empty()) out << "All " << quiet.size() << " metrics unchanged within the noise.\n";
   if (!quiet.empty()) {

@@ -233,3 +233,55 @@ TEST_CASE("reasons print values as the tables do, with more digits only where tw
   auto worse2 = test::metric({17959.8}, MetricKind::counted, Better::lower, "count");
   CHECK(judge_metric("k/m", &b2, &worse2, settings()).why == "counted metric is gated exactly: 17960 is worse than 15000");
 }
+
+TEST_CASE("counted metric within its tolerance: the why's sign agrees with the delta column") {
+  // A new user saw "changed by -535.6" beside +0.23%: the why printed the improvement, not the change.
+  const auto b = test::baseline_metric(222330, {222330}, MetricKind::counted, Better::lower, {0.005, 0}, "instructions");
+  auto up = test::metric({222865.6}, MetricKind::counted, Better::lower, "instructions");
+  auto v = judge_metric("instructions/instructions_per_decode_token", &b, &up, settings());
+  CHECK(v.status == VerdictStatus::same);
+  CHECK(*v.delta_pct > 0);
+  CHECK(v.why == "changed by +535.6 instructions, within the tolerance 1112");
+  auto down = test::metric({222000}, MetricKind::counted, Better::lower, "instructions");
+  v = judge_metric("instructions/instructions_per_decode_token", &b, &down, settings());
+  CHECK(*v.delta_pct < 0);
+  CHECK(v.why == "changed by -330 instructions, within the tolerance 1112");
+  // Higher is better: a rise is still "+".
+  const auto acc = test::baseline_metric(100, {100}, MetricKind::counted, Better::higher, {0.05, 0}, "count");
+  auto rise = test::metric({102}, MetricKind::counted, Better::higher, "count");
+  CHECK(judge_metric("k/m", &acc, &rise, settings()).why == "changed by +2 count, within the tolerance 5");
+}
+
+TEST_CASE("equality metrics: graph launches per token falling to 0 (capture lost) is a regression, not improved") {
+  const auto b = test::baseline_metric(1, {1}, MetricKind::counted, Better::lower, {0, 0}, "count");
+  auto lost = test::metric({0, 0, 0}, MetricKind::counted, Better::lower, "count");
+  const std::string key = "decode-anatomy/graph_launches_per_token/qkv";
+  // Without the rule the direction says "improved" (the old behaviour).
+  CHECK(judge_metric(key, &b, &lost, settings()).status == VerdictStatus::improved);
+  CompareSettings s;
+  s.equality_segments = {"graph_launches_per_token"};
+  auto v = judge_metric(key, &b, &lost, s);
+  CHECK(v.status == VerdictStatus::regression);
+  CHECK(v.rule == "equality");
+  CHECK(v.why.find("expected exactly 1, got 0") == 0);
+  // Mode-prefixed keys match by segment; more launches regress too; equal passes.
+  auto two = test::metric({2}, MetricKind::counted, Better::lower, "count");
+  CHECK(judge_metric("decode-anatomy/eager/graph_launches_per_token/qkv", &b, &two, s).status == VerdictStatus::regression);
+  auto one = test::metric({1}, MetricKind::counted, Better::lower, "count");
+  CHECK(judge_metric(key, &b, &one, s).status == VerdictStatus::same);
+  // Only whole segments match; other counted metrics keep their direction.
+  CHECK_FALSE(matches_segment("decode-anatomy/graph_launches_per_token_total", s.equality_segments));
+  CHECK(judge_metric("decode-anatomy/launches_per_token", &b, &lost, s).status == VerdictStatus::improved);
+}
+
+TEST_CASE("failing_metrics names what failed the comparison, regressions first") {
+  const auto b = test::baseline_metric(10, {10}, MetricKind::counted, Better::lower, {0, 0}, "count");
+  auto worse = test::metric({11}, MetricKind::counted, Better::lower, "count");
+  auto fine = test::metric({10}, MetricKind::counted, Better::lower, "count");
+  std::vector<Verdict> vs = {judge_metric("a/same", &b, &fine, settings()), judge_metric("z/worse", &b, &worse, settings()),
+                             judge_metric("b/lost", &b, nullptr, settings()), judge_metric("c/new", nullptr, &fine, settings())};
+  CHECK(failing_metrics(vs) == "regression: z/worse (+10.00%); missing: b/lost");
+  CHECK(failing_metrics({vs[0], vs[3]}).empty());
+  std::vector<Verdict> many(7, vs[1]);
+  CHECK(failing_metrics(many, 2) == "regression: z/worse (+10.00%), z/worse (+10.00%) and 5 more");
+}

@@ -42,3 +42,28 @@ TEST_CASE("markdown summary: a 'same' verdict whose change exceeds the noise is 
   CHECK(m.find("`decode-anatomy/launches`") > details);
   CHECK(m.find("<details><summary>2 metrics unchanged within the noise</summary>") != std::string::npos);
 }
+
+TEST_CASE("markdown summary: regressions come before 'new' rows") {
+  GateReport rep;
+  rep.gate = "pr";
+  rep.machine_class = "cpu-test";
+  std::vector<Verdict> vs;
+  for (const char* k : {"agentic/a", "agentic/b", "bfcl/c"}) {
+    Verdict n = verdict(k, 1, 1, std::nullopt);
+    n.status = VerdictStatus::new_metric;
+    n.baseline_value.reset();
+    vs.push_back(n);
+  }
+  Verdict reg = verdict("instructions/instructions_per_decode_token", 100, 105, std::nullopt);
+  reg.status = VerdictStatus::regression;
+  vs.push_back(reg);
+  rep.comparison.verdicts = vs;  // sorted by key, as compare() returns them: the regression last
+  std::ostringstream md;
+  MarkdownPrinter{}.print(rep, md);
+  const std::string m = md.str();
+  INFO(m);
+  const auto r = m.find("`instructions/instructions_per_decode_token`");
+  REQUIRE(r != std::string::npos);
+  CHECK(r < m.find("`agentic/a`"));
+  CHECK(m.find("`agentic/a`") < m.find("`bfcl/c`"));  // stable within a verdict
+}

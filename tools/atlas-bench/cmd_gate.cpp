@@ -19,6 +19,7 @@
 #include "gates/markdown_printer.hpp"
 #include "gates/merge_base_check.hpp"
 #include "gates/text_printer.hpp"
+#include "gates/unstored_timed.hpp"
 #include "records/provenance.hpp"
 #include "records/store.hpp"
 #include "tools/atlas-bench/command.hpp"
@@ -85,6 +86,9 @@ int run(const Options& o, const cli::GlobalOptions& global) {
     judged.outcome.record.start_utc = records::utc_now_iso();
     judged.outcome.record.run_id = records::new_run_id();
   }
+  explain_unstored_timed(judged.outcome.comparison, cfg, machine.machine_class);
+  if (judged.outcome.record.verdicts.is_object() && judged.outcome.record.verdicts.contains("verdicts"))
+    judged.outcome.record.verdicts["verdicts"] = to_json(judged.outcome.comparison)["verdicts"];
   const MergeBaseReport merge_base =
       check_merge_base(c.baselines_dir, o.target_branch.empty() ? cfg.target_branch : o.target_branch);
   // Without stored timed values the box's quietness cannot change an exact verdict.

@@ -1,0 +1,17 @@
+#pragma once
+// What a "new" timed row means on a machine class whose stored BASELINE holds no timed values
+// (docs/gates.md: timed metrics are judged against the merge-base there, and `baseline ratchet`
+// never stores one). judge_metric's generic "`baseline ratchet` adds it" is false there.
+#include <string>
+
+#include "gates/compare.hpp"
+#include "gates/config.hpp"
+
+namespace atlas::gates {
+
+/// Rewrites the `why` of every timed `new` verdict in `c` when `machine_class` is not one of the
+/// config's quiet classes: the metrics of the config's timed section are "judged against the
+/// merge-base", the others "reported, not gated". Leaves everything else alone.
+void explain_unstored_timed(Comparison& c, const GateConfig& cfg, const std::string& machine_class);
+
+}  // namespace atlas::gates
