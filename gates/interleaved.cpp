@@ -1,8 +1,11 @@
 #include "gates/interleaved.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 #include "records/stats.hpp"
 
@@ -97,22 +100,40 @@ InterleavedOutcome run_interleaved(const InterleavedSettings& s, const RunSide& 
   out.stopping_rule = stop.describe();
   std::vector<Series> series(s.metrics.size());
   const double t0 = now();
-  int judged = 0;
-  auto judge_all = [&] {
-    std::vector<records::PairedVerdict> vs;
+  int judged = 0, looks_made = 0;
+  // A metric decided at a look keeps that verdict (the group-sequential design's premise: its
+  // error bound counts each metric's first decision); the rest are judged again at each look.
+  std::vector<std::optional<records::PairedVerdict>> frozen(s.metrics.size());
+  std::vector<records::PairedVerdict> latest(s.metrics.size());
+  auto judge_all = [&](double confidence) {
+    records::PairedSettings ps = s.paired;
+    ps.confidence = confidence;
     for (std::size_t i = 0; i < s.metrics.size(); ++i) {
+      if (frozen[i]) {
+        latest[i] = *frozen[i];
+        continue;
+      }
       if (!series[i].missing.empty()) {
         records::PairedVerdict v;  // undecided, nothing to judge
         v.tolerance = s.metrics[i].tolerance;
         v.rules_out_regression = true;  // a missing metric cannot be decided by more rounds: don't wait on it
-        vs.push_back(v);
+        latest[i] = v;
         continue;
       }
-      vs.push_back(records::judge_paired(series[i].base, series[i].head, series[i].better, s.metrics[i].tolerance,
-                                         s.paired));
+      latest[i] = records::judge_paired(series[i].base, series[i].head, series[i].better, s.metrics[i].tolerance, ps);
+      if (latest[i].status == records::PairedStatus::regression || latest[i].rules_out_regression) frozen[i] = latest[i];
     }
-    return vs;
+    ++looks_made;
   };
+  auto state = [&](int rounds_run) {
+    records::RoundState st;
+    st.rounds = judged;
+    st.rounds_run = rounds_run;
+    st.elapsed_s = now() - t0;
+    st.looks_made = looks_made;
+    return st;
+  };
+  bool looked_last = false;
   for (int round = 0;; ++round) {
     RoundLog log;
     log.round = round;
@@ -142,39 +163,54 @@ InterleavedOutcome run_interleaved(const InterleavedSettings& s, const RunSide& 
     if (log.disturbed) {
       ++out.disturbed_rounds;
       log.why = "base waited " + pct(log.base_wait_share) + ", head " + pct(log.head_wait_share) + " of its run";
-    } else {
-      ++judged;
-      for (std::size_t i = 0; i < s.metrics.size(); ++i) {
-        Series& se = series[i];
-        if (!se.missing.empty()) continue;
-        const records::Metric* mb = find_metric(runs[0].record, s.metrics[i].key);
-        const records::Metric* mh = find_metric(runs[1].record, s.metrics[i].key);
-        if (mb == nullptr || mb->samples.empty() || mh == nullptr || mh->samples.empty()) {
-          se.missing = std::string("no samples of ") + s.metrics[i].key + " from the " +
-                       (mb == nullptr || mb->samples.empty() ? "base" : "head") + " side";
-          continue;
-        }
-        se.unit = mb->unit;
-        se.better = mb->better;
-        se.base.push_back(records::stats::median(mb->samples));
-        se.head.push_back(records::stats::median(mh->samples));
-      }
     }
+    for (std::size_t i = 0; i < s.metrics.size(); ++i) {
+      Series& se = series[i];
+      if (!se.missing.empty()) continue;
+      const records::Metric* mb = find_metric(runs[0].record, s.metrics[i].key);
+      const records::Metric* mh = find_metric(runs[1].record, s.metrics[i].key);
+      if (mb == nullptr || mb->samples.empty() || mh == nullptr || mh->samples.empty()) {
+        if (log.disturbed) continue;
+        se.missing = std::string("no samples of ") + s.metrics[i].key + " from the " +
+                     (mb == nullptr || mb->samples.empty() ? "base" : "head") + " side";
+        continue;
+      }
+      const double b = records::stats::median(mb->samples), h = records::stats::median(mh->samples);
+      log.values[s.metrics[i].key] = {b, h};  // kept for disturbed rounds too: the record shows what was dropped
+      if (log.disturbed) continue;
+      se.unit = mb->unit;
+      se.better = mb->better;
+      se.base.push_back(b);
+      se.head.push_back(h);
+    }
+    if (!log.disturbed) ++judged;
     out.rounds.push_back(log);
-    if ((round + 1) % 2 != 0) continue;  // judge after each AB BA pair
-    records::RoundState st;
-    st.rounds = judged;
-    st.rounds_run = round + 1;
-    st.elapsed_s = now() - t0;
-    st.verdicts = judge_all();
+    looked_last = false;
+    if ((round + 1) % 2 != 0) continue;  // looks only after each AB BA pair
+    records::RoundState st = state(round + 1);
+    const auto look = stop.look(st, s.paired.confidence);
+    if (!look) continue;
+    judge_all(look->confidence);
+    looked_last = true;
+    out.look_log.push_back({judged, look->confidence});
+    if (look->final) {
+      out.stop_reason = look->reason;
+      break;
+    }
+    st.verdicts = latest;
     if (auto why = stop.should_stop(st)) {
       out.stop_reason = *why;
       break;
     }
   }
   out.elapsed_s = now() - t0;
+  if (!looked_last) {
+    // The rounds ended between looks (a side failed): one closing look at what is left.
+    const double c = stop.closing_confidence(state(static_cast<int>(out.rounds.size())), s.paired.confidence);
+    judge_all(c);
+    out.look_log.push_back({judged, c});
+  }
   const int rounds_run = static_cast<int>(out.rounds.size());
-  const auto final_verdicts = judge_all();
   for (std::size_t i = 0; i < s.metrics.size(); ++i) {
     TimedVerdict t;
     if (!series[i].missing.empty()) {
@@ -182,12 +218,14 @@ InterleavedOutcome run_interleaved(const InterleavedSettings& s, const RunSide& 
       t.status = TimedStatus::missing;
       t.why = series[i].missing;
     } else {
-      t = classify(s.metrics[i], final_verdicts[i], out.disturbed_rounds, rounds_run, s);
+      t = classify(s.metrics[i], latest[i], out.disturbed_rounds, rounds_run, s);
       t.unit = series[i].unit;
       t.better = series[i].better;
-      if (!series[i].base.empty()) {
-        t.base_median = records::stats::median(series[i].base);
-        t.head_median = records::stats::median(series[i].head);
+      // Medians of the rounds the verdict judged (a verdict decided at an earlier look keeps it).
+      const auto n = std::min(series[i].base.size(), static_cast<std::size_t>(std::max(latest[i].rounds, 0)));
+      if (n > 0) {
+        t.base_median = records::stats::median(std::vector<double>(series[i].base.begin(), series[i].base.begin() + n));
+        t.head_median = records::stats::median(std::vector<double>(series[i].head.begin(), series[i].head.begin() + n));
       }
     }
     if (!out.failure.empty() && t.status != TimedStatus::regression) {
@@ -217,7 +255,10 @@ nlohmann::json to_json(const InterleavedOutcome& o) {
   }
   nlohmann::json rounds = nlohmann::json::array();
   for (const auto& r : o.rounds) {
+    nlohmann::json values = nlohmann::json::object();
+    for (const auto& [k, bh] : r.values) values[k] = {{"base", bh.first}, {"head", bh.second}};
     rounds.push_back({{"round", r.round},
+                      {"values", values},
                       {"order", r.head_first ? "head,base" : "base,head"},
                       {"base_wall_s", r.base_wall_s},
                       {"head_wall_s", r.head_wall_s},
@@ -226,9 +267,11 @@ nlohmann::json to_json(const InterleavedOutcome& o) {
                       {"disturbed", r.disturbed},
                       {"why", r.why}});
   }
+  nlohmann::json looks = nlohmann::json::array();
+  for (const auto& l : o.look_log) looks.push_back({{"rounds", l.rounds}, {"confidence", l.confidence}});
   return {{"overall", to_string(o.overall)}, {"verdicts", verdicts},     {"rounds", rounds},
           {"disturbed_rounds", o.disturbed_rounds}, {"stop_reason", o.stop_reason}, {"elapsed_s", o.elapsed_s},
-          {"failure", o.failure},       {"stopping_rule", o.stopping_rule}};
+          {"failure", o.failure},       {"stopping_rule", o.stopping_rule}, {"looks", looks}};
 }
 
 }  // namespace atlas::gates

@@ -12,6 +12,7 @@
 // is trusted (inconclusive, never a regression), and a metric left undecided after disturbed
 // rounds says load, not noise, was the reason.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,13 @@ struct RoundLog {
   double base_wait_share = 0, head_wait_share = 0;  ///< max(run-queue wait / wall, steal share)
   bool disturbed = false;
   std::string why;  ///< why disturbed, or the failure
+  std::map<std::string, std::pair<double, double>> values;  ///< metric -> {base, head} (medians of the run)
+};
+
+/// One look at the data (records/stopping_rule.hpp): after how many judged rounds, at which confidence.
+struct LookLog {
+  int rounds = 0;
+  double confidence = 0;
 };
 
 enum class TimedStatus {
@@ -83,6 +91,7 @@ struct TimedVerdict {
 struct InterleavedOutcome {
   std::vector<TimedVerdict> verdicts;
   std::vector<RoundLog> rounds;
+  std::vector<LookLog> look_log;
   int disturbed_rounds = 0;
   std::string stop_reason;
   double elapsed_s = 0;
@@ -91,8 +100,10 @@ struct InterleavedOutcome {
   nlohmann::json stopping_rule;
 };
 
-/// Runs rounds until `stop` says so (asked after every pair of rounds) and judges every metric
-/// in `s.metrics`. A side that fails ends the loop: the outcome is inconclusive with the reason.
+/// Runs rounds until `stop` says so and judges every metric in `s.metrics`: after every pair of
+/// rounds `stop.look` says whether to judge now and at which confidence; a metric decided at a
+/// look (a regression, or a regression of its tolerance ruled out) keeps that verdict; after a
+/// look that is not final `stop.should_stop` may end the run. A side that fails ends the loop: the outcome is inconclusive with the reason.
 /// `now_s` is the clock (seconds, monotonic); tests pass a fake one.
 InterleavedOutcome run_interleaved(const InterleavedSettings& s, const RunSide& run_side,
                                    const records::StoppingRule& stop, const std::function<double()>& now_s = {});

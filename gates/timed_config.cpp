@@ -10,10 +10,15 @@ namespace atlas::gates {
 TimedJudgementConfig parse_timed_config(const FieldReader& r, const nlohmann::json& j, const std::string& p) {
   if (!j.is_object()) r.fail(p, "expected an object", j);
   const std::set<std::string> known = {"suite_config", "suites",     "metrics",    "threads",
-                                       "min_rounds",   "max_rounds", "time_cap_s", "confidence",
+                                       "looks",        "max_rounds", "time_cap_s", "confidence",
                                        "power",        "max_wait_share", "max_disturbed_share"};
-  for (const auto& [key, value] : j.items())
+  for (const auto& [key, value] : j.items()) {
+    if (key == "min_rounds")
+      r.fail(FieldReader::child(p, key),
+             "replaced by \"looks\" (the rounds at which the data are judged; the first is the minimum), docs/gates.md",
+             value);
     if (!known.count(key)) r.fail(FieldReader::child(p, key), "unknown field", value);
+  }
   TimedJudgementConfig c;
   c.enabled = true;
   c.suite_config = r.optional_string(j, p, "suite_config").value_or(c.suite_config);
@@ -42,15 +47,23 @@ TimedJudgementConfig parse_timed_config(const FieldReader& r, const nlohmann::js
     r.fail(FieldReader::child(p, "confidence"), "must be in (0, 1)", c.paired.confidence);
   c.paired.power = r.optional_number(j, p, "power").value_or(c.paired.power);
   if (!(c.paired.power > 0 && c.paired.power < 1)) r.fail(FieldReader::child(p, "power"), "must be in (0, 1)", c.paired.power);
-  const int floor_rounds = records::min_rounds_for(c.paired);
-  c.min_rounds = std::max(c.min_rounds, floor_rounds);
-  if (j.contains("min_rounds")) c.min_rounds = static_cast<int>(r.integer(j, p, "min_rounds"));
-  if (c.min_rounds < floor_rounds)
-    r.fail(FieldReader::child(p, "min_rounds"),
-           "below " + std::to_string(floor_rounds) + ", the fewest rounds the exact test can decide in at this confidence",
-           c.min_rounds);
+  if (j.contains("looks")) {
+    const auto& looks = r.array(j, p, "looks");
+    c.looks.clear();
+    for (std::size_t i = 0; i < looks.size(); ++i) {
+      if (!looks[i].is_number_integer() || looks[i].get<long long>() < 1)
+        r.fail(FieldReader::index(FieldReader::child(p, "looks"), i), "expected a number of rounds >= 1", looks[i]);
+      c.looks.push_back(looks[i].get<int>());
+    }
+  }
+  if (const std::string why = records::check_looks(c.looks, c.paired.confidence); !why.empty())
+    r.fail(FieldReader::child(p, "looks"), why, j.contains("looks") ? j["looks"] : nlohmann::json(c.looks));
+  c.min_rounds = c.looks.front();
+  c.max_rounds = c.looks.back();
   if (j.contains("max_rounds")) c.max_rounds = static_cast<int>(r.integer(j, p, "max_rounds"));
-  if (c.max_rounds < c.min_rounds) r.fail(FieldReader::child(p, "max_rounds"), "must be >= min_rounds", c.max_rounds);
+  if (c.max_rounds < c.looks.back())
+    r.fail(FieldReader::child(p, "max_rounds"), "must be >= the last look (" + std::to_string(c.looks.back()) + ")",
+           c.max_rounds);
   c.time_cap_s = r.optional_number(j, p, "time_cap_s").value_or(c.time_cap_s);
   if (!(c.time_cap_s > 0)) r.fail(FieldReader::child(p, "time_cap_s"), "must be > 0", c.time_cap_s);
   c.max_wait_share = r.optional_number(j, p, "max_wait_share").value_or(c.max_wait_share);
@@ -68,7 +81,7 @@ nlohmann::json to_json(const TimedJudgementConfig& c) {
   for (const auto& m : c.metrics) metrics[m.key] = m.tolerance;
   return {{"suite_config", c.suite_config}, {"suites", c.suites},
           {"metrics", metrics},             {"threads", c.threads},
-          {"min_rounds", c.min_rounds},     {"max_rounds", c.max_rounds},
+          {"looks", c.looks},               {"max_rounds", c.max_rounds},
           {"time_cap_s", c.time_cap_s},     {"confidence", c.paired.confidence},
           {"power", c.paired.power},        {"max_wait_share", c.max_wait_share},
           {"max_disturbed_share", c.max_disturbed_share}};
@@ -81,6 +94,11 @@ InterleavedSettings interleaved_settings(const TimedJudgementConfig& c) {
   s.max_wait_share = c.max_wait_share;
   s.max_disturbed_share = c.max_disturbed_share;
   return s;
+}
+
+records::GroupSequential stopping_rule(const TimedJudgementConfig& c) {
+  return records::GroupSequential(records::Question::regression, c.looks, c.max_rounds, c.time_cap_s,
+                                  c.paired.confidence, c.max_disturbed_share);
 }
 
 }  // namespace atlas::gates

@@ -9,6 +9,7 @@
 
 #include "gates/interleaved.hpp"
 #include "gates/json_fields.hpp"
+#include "records/stopping_rule.hpp"
 
 namespace atlas::gates {
 
@@ -18,8 +19,11 @@ struct TimedJudgementConfig {
   std::vector<std::string> suites;           ///< suites both sides run each round
   std::vector<TimedMetric> metrics;          ///< gated metrics and their relative tolerances
   int threads = 1;                           ///< CPU threads per side (1: a side has its own core on 2 cores)
-  int min_rounds = 8;                        ///< at least the exact test's minimum at `confidence`
-  int max_rounds = 40;
+  /// When the data are looked at (judged rounds), each look at confidence 1 − (1 − confidence)/K
+  /// (records::GroupSequential); the first must be at least the exact test's minimum at that level.
+  std::vector<int> looks = {12, 24, 40, 60, 80};
+  int min_rounds = 12;                       ///< = looks.front()
+  int max_rounds = 80;                       ///< rounds run, disturbed ones included (default: the last look)
   double time_cap_s = 120;                   ///< for the interleaved rounds (the merge-base build is extra)
   records::PairedSettings paired;
   double max_wait_share = 0.05;
@@ -32,5 +36,8 @@ nlohmann::json to_json(const TimedJudgementConfig& c);
 
 /// The interleaving settings of a config.
 InterleavedSettings interleaved_settings(const TimedJudgementConfig& c);
+
+/// The stopping rule of a config: group-sequential over `looks`, the gate's question.
+records::GroupSequential stopping_rule(const TimedJudgementConfig& c);
 
 }  // namespace atlas::gates

@@ -20,7 +20,9 @@ std::string pct(double x, bool sign = true) {
 
 std::string interval(const records::PairedVerdict& v) {
   if (v.rounds == 0) return "-";
-  return "[" + pct(v.ci_lo) + ", " + pct(v.ci_hi) + "]";
+  char conf[32];
+  std::snprintf(conf, sizeof conf, " at %.4g%%", 100 * v.confidence);
+  return "[" + pct(v.ci_lo) + ", " + pct(v.ci_hi) + "]" + conf;
 }
 
 std::string value(const std::optional<double>& v, const std::string& unit) {
@@ -35,6 +37,11 @@ std::string header_line(const TimedReport& t) {
                   (t.base_commit.empty() ? std::string("base binary ") + t.base_binary
                                          : "merge-base " + t.base_commit.substr(0, 12)) +
                   ", interleaved AB BA, " + std::to_string(o.rounds.size()) + " rounds in " + buf;
+  if (!o.look_log.empty()) {
+    s += ", judged at " + std::to_string(o.look_log.size()) + (o.look_log.size() == 1 ? " look (" : " looks (");
+    for (std::size_t i = 0; i < o.look_log.size(); ++i) s += (i ? ", " : "") + std::to_string(o.look_log[i].rounds);
+    s += " rounds)";
+  }
   if (!o.stop_reason.empty()) s += " (stopped: " + o.stop_reason + ")";
   if (t.inject_decode_delay_us > 0) {
     std::snprintf(buf, sizeof buf, "%g", t.inject_decode_delay_us);
@@ -64,13 +71,7 @@ void print_timed_text(const TimedReport& t, std::ostream& out) {
   }
   out << header_line(t) << "\n";
   using Row = std::array<std::string, 9>;
-  std::vector<Row> rows = {{"metric", "tolerance", "base", "head", "change", "99% interval", "noise (MDE)", "verdict", "why"}};
-  {
-    const double c = t.outcome.stopping_rule.is_object() ? t.outcome.stopping_rule.value("confidence", 0.99) : 0.99;
-    char conf[32];
-    std::snprintf(conf, sizeof conf, "%g%% interval", 100 * c);
-    rows[0][5] = conf;
-  }
+  std::vector<Row> rows = {{"metric", "tolerance", "base", "head", "change", "interval", "noise (MDE)", "verdict", "why"}};
   for (const auto& v : t.outcome.verdicts) {
     rows.push_back({v.metric.key, pct(v.metric.tolerance, false), value(v.base_median, v.unit), value(v.head_median, v.unit),
                     v.paired.rounds ? pct(v.paired.change) : "-", interval(v.paired), pct(v.paired.mde, false),

@@ -86,6 +86,7 @@ PairedVerdict judge_paired(std::span<const double> base, std::span<const double>
   PairedVerdict v;
   v.rounds = static_cast<int>(base.size());
   v.tolerance = tolerance;
+  v.confidence = s.confidence;
   std::vector<double> d(base.size());
   for (std::size_t i = 0; i < d.size(); ++i)
     d[i] = better == Better::lower ? std::log(head[i] / base[i]) : std::log(base[i] / head[i]);
@@ -139,7 +140,8 @@ PairedVerdict judge_paired(std::span<const double> base, std::span<const double>
 nlohmann::json to_json(const PairedVerdict& v) {
   auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
   return {{"status", to_string(v.status)}, {"rounds", v.rounds},
-          {"tolerance", v.tolerance},       {"change", num(v.change)},
+          {"tolerance", v.tolerance},       {"confidence", v.confidence},
+          {"change", num(v.change)},
           {"ci_lo", num(v.ci_lo)},          {"ci_hi", num(v.ci_hi)},
           {"ci_finite", v.ci_finite},       {"achieved_confidence", v.achieved_confidence},
           {"p_value", v.p_value},           {"aa_noise", num(v.aa_noise)},

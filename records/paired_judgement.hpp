@@ -45,6 +45,7 @@ struct PairedVerdict {
   int rounds = 0;                ///< pairs judged
   double tolerance = 0;          ///< τ, relative (0.03 = 3 %)
   double change = 0;             ///< Hodges–Lehmann estimate as a relative change, + = head worse
+  double confidence = 0;         ///< the interval's nominal two-sided coverage (the look's, in the gate)
   double ci_lo = 0, ci_hi = 0;   ///< interval of the relative change (± inf when too few rounds)
   bool ci_finite = false;
   double achieved_confidence = 0;

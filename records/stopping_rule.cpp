@@ -1,10 +1,24 @@
 #include "records/stopping_rule.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "records/error.hpp"
 
 namespace atlas::records {
+namespace {
+
+const char* question_name(Question q) { return q == Question::regression ? "regression" : "two-sided"; }
+
+}  // namespace
+
+std::optional<Look> StoppingRule::look(const RoundState&, double fallback_confidence) const {
+  return Look{fallback_confidence, false, ""};
+}
+
+double StoppingRule::closing_confidence(const RoundState&, double fallback_confidence) const {
+  return fallback_confidence;
+}
 
 DecidedOrCap::DecidedOrCap(Question q, int min_rounds, int max_rounds, double time_cap_s, PairedSettings s,
                            double max_disturbed_share)
@@ -56,12 +70,99 @@ std::optional<std::string> DecidedOrCap::should_stop(const RoundState& s) const 
 
 nlohmann::json DecidedOrCap::describe() const {
   return {{"rule", "decided-or-cap"},
-          {"question", q_ == Question::regression ? "regression" : "two-sided"},
+          {"question", question_name(q_)},
           {"min_rounds", min_rounds_},
           {"max_rounds", max_rounds_},
           {"time_cap_s", time_cap_s_},
           {"confidence", settings_.confidence},
           {"power", settings_.power},
+          {"max_disturbed_share", max_disturbed_share_}};
+}
+
+std::string check_looks(const std::vector<int>& looks, double confidence) {
+  if (looks.empty()) return "needs at least one look";
+  if (!(confidence > 0 && confidence < 1)) return "confidence " + std::to_string(confidence) + " is not in (0,1)";
+  for (std::size_t i = 1; i < looks.size(); ++i)
+    if (looks[i] <= looks[i - 1])
+      return "looks must increase: " + std::to_string(looks[i]) + " follows " + std::to_string(looks[i - 1]);
+  const double per_look = 1 - (1 - confidence) / static_cast<double>(looks.size());
+  const int floor_rounds = min_rounds_for(PairedSettings{per_look, 0.95});
+  if (looks.front() < floor_rounds) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g%%", 100 * per_look);
+    return "the first look at " + std::to_string(looks.front()) + " rounds is below " + std::to_string(floor_rounds) +
+           ", the fewest rounds in which the exact interval at " + buf + " (each of " + std::to_string(looks.size()) +
+           " looks) can exclude 0";
+  }
+  return "";
+}
+
+GroupSequential::GroupSequential(Question q, std::vector<int> looks, int max_rounds_run, double time_cap_s,
+                                 double confidence, double max_disturbed_share)
+    : q_(q),
+      looks_(std::move(looks)),
+      max_rounds_run_(max_rounds_run),
+      time_cap_s_(time_cap_s),
+      alpha_(1 - confidence),
+      max_disturbed_share_(max_disturbed_share) {
+  if (const std::string why = check_looks(looks_, confidence); !why.empty())
+    throw RecordError("stopping rule: " + why);
+  if (max_rounds_run_ < looks_.back())
+    throw RecordError("stopping rule: max_rounds " + std::to_string(max_rounds_run) + " is below the last look at " +
+                      std::to_string(looks_.back()) + " rounds");
+  if (!(time_cap_s_ > 0)) throw RecordError("stopping rule: time cap " + std::to_string(time_cap_s) + " s must be > 0");
+}
+
+double GroupSequential::look_confidence() const { return 1 - alpha_ / static_cast<double>(looks_.size()); }
+
+double GroupSequential::closing_confidence(const RoundState& s, double) const {
+  // What the looks not made yet would have spent: a final look before the last spends all of it.
+  const int k = static_cast<int>(looks_.size());
+  const int made = std::min(s.looks_made, k);
+  return made >= k ? look_confidence() : 1 - (alpha_ - alpha_ * made / k);
+}
+
+std::optional<Look> GroupSequential::look(const RoundState& s, double fallback) const {
+  const int k = static_cast<int>(looks_.size());
+  const int made = std::min(s.looks_made, k);
+  const double left = closing_confidence(s, fallback);
+  if (s.rounds_run >= max_rounds_run_) return Look{left, true, "round cap (" + std::to_string(max_rounds_run_) + " rounds)"};
+  if (s.rounds_run > 0) {
+    const double per_round = s.elapsed_s / s.rounds_run;
+    if (s.elapsed_s + 2 * per_round > time_cap_s_) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "time cap (%.0f s; another pair of rounds would take %.1f s)", time_cap_s_,
+                    2 * per_round);
+      return Look{left, true, buf};
+    }
+  }
+  const int disturbed = s.rounds_run - s.rounds;
+  if (s.rounds_run >= looks_.front() && disturbed > max_disturbed_share_ * s.rounds_run)
+    return Look{left, true,
+                "load: " + std::to_string(disturbed) + " of " + std::to_string(s.rounds_run) + " rounds disturbed"};
+  if (made >= k || s.rounds < looks_[static_cast<std::size_t>(made)]) return std::nullopt;
+  if (made + 1 == k) return Look{look_confidence(), true, "last look (" + std::to_string(s.rounds) + " rounds)"};
+  return Look{look_confidence(), false, ""};
+}
+
+std::optional<std::string> GroupSequential::should_stop(const RoundState& s) const {
+  for (const auto& v : s.verdicts)
+    if (!DecidedOrCap::decided(q_, v)) return std::nullopt;
+  return "every metric decided";
+}
+
+nlohmann::json GroupSequential::describe() const {
+  return {{"rule", "group-sequential"},
+          {"question", question_name(q_)},
+          {"looks", looks_},
+          {"alpha", alpha_},
+          {"alpha_per_look", alpha_ / static_cast<double>(looks_.size())},
+          {"spending", "Bonferroni: alpha / looks at each scheduled look; a final look at a cap spends what is left"},
+          {"min_rounds", looks_.front()},
+          {"max_rounds", max_rounds_run_},
+          {"time_cap_s", time_cap_s_},
+          {"confidence", 1 - alpha_},
+          {"look_confidence", look_confidence()},
           {"max_disturbed_share", max_disturbed_share_}};
 }
 

@@ -16,14 +16,31 @@ struct RoundState {
   int rounds = 0;                       ///< rounds judged so far (disturbed rounds excluded)
   int rounds_run = 0;                   ///< rounds run, disturbed ones included
   double elapsed_s = 0;                 ///< since the first round started
+  int looks_made = 0;                   ///< looks at the data made so far (this one excluded)
   std::vector<PairedVerdict> verdicts;  ///< one per judged metric
+};
+
+/// A look at the data: judge every metric not yet decided at `confidence`.
+struct Look {
+  double confidence = 0.99;  ///< two-sided coverage of this look's interval
+  bool final = false;        ///< the last look: stop after it whatever it says
+  std::string reason;        ///< why it is the last (a cap), else empty
 };
 
 class StoppingRule {
  public:
   virtual ~StoppingRule() = default;
-  /// Why to stop now, or nullopt to run another pair of rounds.
+  /// Asked after every pair of rounds (AB, BA), before any judging: whether to look at the data
+  /// now and at which confidence; nullopt = run another pair without looking. The default looks
+  /// after every pair at `fallback` confidence (no peeking control: a caller that looks more than
+  /// once must account for it, see GroupSequential).
+  virtual std::optional<Look> look(const RoundState& s, double fallback_confidence) const;
+  /// Asked after a look that was not final, with its verdicts: why to stop now, or nullopt to run
+  /// another pair of rounds.
   virtual std::optional<std::string> should_stop(const RoundState& s) const = 0;
+  /// The confidence of a closing look the caller makes when the rounds end without a final look
+  /// (a side failed): the default is `fallback`.
+  virtual double closing_confidence(const RoundState& s, double fallback_confidence) const;
   virtual nlohmann::json describe() const = 0;
 };
 
@@ -54,5 +71,43 @@ class DecidedOrCap final : public StoppingRule {
   PairedSettings settings_;
   double max_disturbed_share_;
 };
+
+/// A group-sequential design with Bonferroni alpha spending (the gate's rule, docs/gates.md):
+/// the data are looked at only when the judged rounds reach each of a fixed schedule of K looks
+/// (e.g. 12, 24, 40, 60, 80), each look's interval at confidence 1 − α/K where α = 1 −
+/// `confidence`; a metric decided at a look keeps that verdict. By the union bound the chance
+/// that any look of the run shows a false regression (or rules one out falsely) is at most α
+/// whatever the data, for K looks at any times fixed in advance. Caps end the run early with a
+/// final look that spends the α the skipped looks would have spent (1 − (α − looks_made·α/K)):
+/// rounds run (disturbed ones included) reaching `max_rounds_run`, another pair passing
+/// `time_cap_s`, or, from the first look's size on, more than `max_disturbed_share` of the rounds
+/// disturbed by load. Between looks nothing is judged; after a look that is not final the run stops
+/// when every metric is decided. Unlike DecidedOrCap it never stops because the A/A noise seen so
+/// far looks too large: an estimate from a few rounds is itself noisy, and stopping on it was why
+/// 5 of 40 planted 5% slowdowns were left undecided at 8 rounds (2026-12-01).
+class GroupSequential final : public StoppingRule {
+ public:
+  GroupSequential(Question q, std::vector<int> looks, int max_rounds_run, double time_cap_s, double confidence,
+                  double max_disturbed_share = 1.0);
+  std::optional<Look> look(const RoundState& s, double fallback_confidence) const override;
+  std::optional<std::string> should_stop(const RoundState& s) const override;
+  double closing_confidence(const RoundState& s, double fallback_confidence) const override;
+  nlohmann::json describe() const override;
+  /// 1 − α/K: the confidence of every scheduled look.
+  double look_confidence() const;
+  const std::vector<int>& looks() const { return looks_; }
+
+ private:
+  Question q_;
+  std::vector<int> looks_;
+  int max_rounds_run_;
+  double time_cap_s_;
+  double alpha_;
+  double max_disturbed_share_;
+};
+
+/// Checks a look schedule: strictly increasing, the first at least the fewest rounds in which the
+/// exact interval at confidence 1 − (1 − confidence)/K is finite. Empty string when valid, else why.
+std::string check_looks(const std::vector<int>& looks, double confidence);
 
 }  // namespace atlas::records

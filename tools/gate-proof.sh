@@ -29,10 +29,27 @@ done
 shift $((OPTIND - 1))
 summarize() {
 python3 - "$1" <<'PY'
-import csv, statistics, sys
+import csv, math, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-print("\n%-10s %5s %6s %6s %6s %8s %8s %10s %12s %12s" % ("kind", "runs", "exit0", "exit1", "exit2", "exit1 %", "exit2 %",
-                                                             "median s", "median chg%", "median load"))
+
+def binom_cdf(k, n, p):
+    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+
+def clopper_pearson(k, n, conf=0.95):
+    """Exact two-sided interval of a binomial proportion (Clopper & Pearson 1934), by bisection."""
+    a = (1 - conf) / 2
+    def solve(f):
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if f(mid) else (lo, mid)
+        return (lo + hi) / 2
+    lower = 0.0 if k == 0 else solve(lambda p: 1 - binom_cdf(k - 1, n, p) < a)
+    upper = 1.0 if k == n else solve(lambda p: binom_cdf(k, n, p) > a)
+    return lower, upper
+
+print("\n%-10s %5s %6s %6s %6s %8s %8s %9s %7s %11s %12s %12s" % ("kind", "runs", "exit0", "exit1", "exit2", "exit1 %",
+      "exit2 %", "median s", "max s", "mean rounds", "median chg%", "median load"))
 for kind, target in (("unchanged", "target: exit1 <= 2.5%, exit2 <= 10%"), ("planted", "target: exit1 >= 95%")):
     rs = [r for r in rows if r["kind"] == kind]
     if not rs:
@@ -40,9 +57,16 @@ for kind, target in (("unchanged", "target: exit1 <= 2.5%, exit2 <= 10%"), ("pla
     n = len(rs)
     c = {e: sum(r["exit"] == str(e) for r in rs) for e in (0, 1, 2, 3)}
     chg = [float(r["change_pct"]) for r in rs if r["change_pct"] not in ("-", "")]
-    print("%-10s %5d %6d %6d %6d %7.1f%% %7.1f%% %10.1f %12s %12.2f   %s" % (
-        kind, n, c[0], c[1], c[2], 100 * c[1] / n, 100 * c[2] / n, statistics.median(float(r["wall_s"]) for r in rs),
+    rounds = [float(r["rounds"]) for r in rs if r["rounds"] not in ("-", "")]
+    walls = [float(r["wall_s"]) for r in rs]
+    print("%-10s %5d %6d %6d %6d %7.1f%% %7.1f%% %9.1f %7.1f %11s %12s %12.2f   %s" % (
+        kind, n, c[0], c[1], c[2], 100 * c[1] / n, 100 * c[2] / n, statistics.median(walls), max(walls),
+        "%.1f" % statistics.mean(rounds) if rounds else "-",
         "%.2f" % statistics.median(chg) if chg else "-", statistics.median(float(r["load1"]) for r in rs), target))
+    for e in (1, 2):
+        lo, hi = clopper_pearson(c[e], n)
+        print("%-10s   exit %d: %d/%d = %.1f%%, 95%% interval (Clopper-Pearson) %.1f%% - %.1f%%" % (
+            "", e, c[e], n, 100 * c[e] / n, 100 * lo, 100 * hi))
     if c[3]:
         print("  %d runs exited 3 (usage/input error): see the .err files" % c[3])
 PY

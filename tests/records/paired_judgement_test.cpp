@@ -157,3 +157,63 @@ TEST_CASE("DecidedOrCap: decided, hopeless noise, load, caps") {
   CHECK(loaded.should_stop(st)->find("load: 4 of 10") == 0);
   CHECK_THROWS_AS(DecidedOrCap(Question::regression, 8, 4, 120), RecordError);
 }
+
+TEST_CASE("GroupSequential: looks at the schedule only, Bonferroni confidence, caps spend what is left") {
+  const GroupSequential gs(Question::regression, {12, 24, 40, 60, 80}, 80, 120, 0.99, 0.25);
+  CHECK(gs.look_confidence() == doctest::Approx(0.998));
+  RoundState st;
+  st.rounds = st.rounds_run = 10;
+  st.elapsed_s = 5;
+  CHECK_FALSE(gs.look(st, 0.99));  // before the first look: nothing is judged
+  st.rounds = st.rounds_run = 12;
+  auto lk = gs.look(st, 0.99);
+  REQUIRE(lk);
+  CHECK(lk->confidence == doctest::Approx(0.998));
+  CHECK_FALSE(lk->final);
+  st.looks_made = 1;
+  st.rounds = st.rounds_run = 14;
+  CHECK_FALSE(gs.look(st, 0.99));  // between looks
+  // Undecided, however noisy the rounds so far look: the rule runs on (DecidedOrCap stopped here).
+  PairedVerdict noisy;
+  noisy.tolerance = 0.03;
+  noisy.aa_noise = 0.2;
+  st.verdicts = {noisy};
+  CHECK_FALSE(gs.should_stop(st));
+  const DecidedOrCap old_rule(Question::regression, 8, 40, 120);
+  CHECK(old_rule.should_stop(st)->find("noise") == 0);
+  PairedVerdict done = noisy;
+  done.rules_out_regression = true;
+  st.verdicts = {done};
+  CHECK(*gs.should_stop(st) == "every metric decided");
+  // The last scheduled look is final.
+  st.looks_made = 4;
+  st.rounds = st.rounds_run = 80;
+  lk = gs.look(st, 0.99);
+  REQUIRE(lk);
+  CHECK(lk->final);
+  // A time cap after 2 looks: a final look spending the 3 skipped looks' alpha as well.
+  st.looks_made = 2;
+  st.rounds = st.rounds_run = 30;
+  st.elapsed_s = 115;
+  lk = gs.look(st, 0.99);
+  REQUIRE(lk);
+  CHECK(lk->final);
+  CHECK(lk->reason.find("time cap") == 0);
+  CHECK(lk->confidence == doctest::Approx(1 - (0.01 - 2 * 0.002)));
+  // Load: more than a quarter of the rounds disturbed, from the first look's size on.
+  st.elapsed_s = 10;
+  st.rounds_run = 30;
+  st.rounds = 20;
+  lk = gs.look(st, 0.99);
+  REQUIRE(lk);
+  CHECK(lk->reason.find("load: 10 of 30") == 0);
+  // Caps: rounds run (disturbed ones included).
+  st.rounds = 70;
+  st.rounds_run = 80;
+  CHECK(gs.look(st, 0.99)->reason.find("round cap") == 0);
+  // The union bound over every look made never exceeds alpha.
+  CHECK(gs.closing_confidence(st, 0.99) == doctest::Approx(1 - (0.01 - 2 * 0.002)));
+  CHECK(check_looks({12, 24}, 0.99).empty());
+  CHECK(check_looks({8, 16, 24, 32, 40}, 0.99).find("below 10") != std::string::npos);
+  CHECK_THROWS_AS(GroupSequential(Question::regression, {12, 24}, 20, 120, 0.99), RecordError);
+}

@@ -7,7 +7,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "common/process.hpp"
 #include "gates/base_build.hpp"
 #include "gates/measured_process.hpp"
 #include "records/record_io.hpp"
@@ -23,19 +22,6 @@ std::string fmt_s(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", s);
   return buf;
-}
-
-// True when the merge-base is HEAD itself and no tracked file differs from it: the running binary
-// was built from the base's own sources, so building that commit again only costs minutes (a new
-// user saw 336 s on a fresh clone of main) to compare a program with itself.
-bool head_is_clean_base(const std::string& base_commit) {
-  const ProcessResult head = run_process({"git", "rev-parse", "HEAD"}, fs::current_path());
-  if (head.exit_status != 0) return false;
-  std::string h = head.out;
-  while (!h.empty() && (h.back() == '\n' || h.back() == '\r')) h.pop_back();
-  if (h.empty() || h != base_commit) return false;
-  const ProcessResult st = run_process({"git", "status", "--porcelain", "--untracked-files=no"}, fs::current_path());
-  return st.exit_status == 0 && st.out.empty();
 }
 
 std::string self_exe() {
@@ -88,7 +74,7 @@ gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateO
     }
     t.base_commit = merge_base.base_commit;
   }
-  if (o.base_bin.empty() && head_is_clean_base(merge_base.base_commit)) {
+  if (o.base_bin.empty() && gates::head_is_clean_base(fs::current_path(), merge_base.base_commit)) {
     t.base_binary = t.head_binary;
     t.build_line = "merge-base build: skipped, the merge-base " + merge_base.base_commit.substr(0, 12) +
                    " is HEAD with no tracked change: this binary runs both sides (an A/A run)";
@@ -105,6 +91,9 @@ gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateO
     t.build_line = "merge-base build: " + merge_base.base_commit.substr(0, 12) + " " +
                    (b.cached ? "reused from the cache" : b.error.empty() ? "built (ccache)" : "FAILED") + " in " +
                    fmt_s(b.seconds) + " (not part of the judgement's time)";
+    if (!b.pruned.empty())
+      t.build_line += "; removed " + std::to_string(b.pruned.size()) + " older merge-base build" +
+                      (b.pruned.size() == 1 ? "" : "s") + " from the cache (keeping " + std::to_string(req.keep) + ")";
     if (!b.error.empty()) {
       t.skipped_reason = b.error + "; give a base binary with --base-bin";
       t.skipped_is_failure = true;
@@ -159,8 +148,7 @@ gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateO
     if (tty) std::cerr << "\rtimed: round " << round + 1 << " " << gates::to_string(side) << " " << fmt_s(p.wall_s) << "   " << std::flush;
     return r;
   };
-  const records::DecidedOrCap stop(records::Question::regression, cfg.timed.min_rounds, cfg.timed.max_rounds,
-                                   cfg.timed.time_cap_s, cfg.timed.paired, cfg.timed.max_disturbed_share);
+  const records::GroupSequential stop = gates::stopping_rule(cfg.timed);
   t.outcome = gates::run_interleaved(gates::interleaved_settings(cfg.timed), run_side, stop);
   if (tty) std::cerr << "\n";
   std::error_code ec;
