@@ -75,14 +75,26 @@ void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
   out << ".\n\n";
   for (const auto& why : r.decision.reasons) out << "- " << cell(why) << "\n";
   if (!r.decision.reasons.empty()) out << "\n";
-  std::vector<const Verdict*> notable, quiet;
+  // Rows not in the baseline are reported, not gated: folded on their own (on a class without
+  // stored timed values there are dozens), so the table holds what the gate judged.
+  std::vector<const Verdict*> notable, quiet, fresh;
   for (const auto& v : r.comparison.verdicts) {
-    (beyond_noise(v) ? notable : quiet).push_back(&v);
+    if (v.status == VerdictStatus::new_metric) {
+      fresh.push_back(&v);
+    } else {
+      (beyond_noise(v) ? notable : quiet).push_back(&v);
+    }
   }
   std::stable_sort(notable.begin(), notable.end(),
                    [](const Verdict* a, const Verdict* b) { return severity(a->status) < severity(b->status); });
   if (!notable.empty()) table(notable, out);
-  if (notable.empty() && !r.comparison.verdicts.empty()) out << "All " << quiet.size() << " metrics unchanged within the noise.\n";
+  if (notable.empty() && !quiet.empty()) out << "All " << quiet.size() << " judged metrics unchanged within the noise.\n";
+  if (!fresh.empty()) {
+    out << "\n<details><summary>" << fresh.size()
+        << " metrics not in the baseline (reported, not gated)</summary>\n\n";
+    table(fresh, out);
+    out << "\n</details>\n";
+  }
   if (!quiet.empty()) {
     out << "\n<details><summary>" << quiet.size() << " metrics unchanged within the noise</summary>\n\n";
     table(quiet, out);
