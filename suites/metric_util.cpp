@@ -16,9 +16,13 @@ records::Metric& metric(records::SuiteResult& r, const std::string& name, std::s
   return it->second;
 }
 
+void throw_if_failed(const Target& target, const TargetResponse& resp, std::string_view what) {
+  if (!resp.ok) throw SuiteError(target.name() + ": " + std::string(what) + ": " + resp.error);
+}
+
 TargetResponse generate_checked(Target& target, const TargetRequest& req, std::string_view what) {
   TargetResponse resp = target.generate(req);
-  if (!resp.ok) throw SuiteError(target.name() + ": " + std::string(what) + ": " + resp.error);
+  throw_if_failed(target, resp, what);
   return resp;
 }
 

@@ -13,6 +13,9 @@ namespace atlas::suites {
 records::Metric& metric(records::SuiteResult& r, const std::string& name, std::string_view unit, records::Better better,
                         records::MetricKind kind, std::string_view description);
 
+/// Throws SuiteError("<target>: <what>: <error>") when `resp` failed.
+void throw_if_failed(const Target& target, const TargetResponse& resp, std::string_view what);
+
 /// Target::generate, turning a failed response into SuiteError("<target>: <what>: <error>").
 TargetResponse generate_checked(Target& target, const TargetRequest& req, std::string_view what);
 

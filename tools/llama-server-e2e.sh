@@ -3,11 +3,13 @@
 # OpenAI-compatible server), with the checks of issue 14. Not in CI: building llama.cpp takes
 # longer than CI's budget. It does not build llama.cpp; give it a built binary.
 #
-#   tools/llama-server-e2e.sh LLAMA_SERVER [ATLAS_BENCH] [DATA_DIR]
+#   tools/llama-server-e2e.sh [LLAMA_SERVER] [ATLAS_BENCH] [DATA_DIR]
 #
-#   LLAMA_SERVER  path to a llama-server binary (its version goes into the report)
-#   ATLAS_BENCH   default build/tools/atlas-bench
-#   DATA_DIR      default ../shared/data (needs models/stories260K-gguf and bfcl/)
+#   LLAMA_SERVER  path to a llama-server binary (its version goes into the report); default
+#                 $ATLAS_LLAMA_SERVER; with neither it prints "skipped: ..." and exits 77 (the
+#                 ctest `llama_server_e2e` runs it so: skipped unless a binary is given)
+#   ATLAS_BENCH   default $E2E_BENCH, else build/tools/atlas-bench
+#   DATA_DIR      default $ATLAS_DATA_DIR, else ../shared/data (needs models/stories260K-gguf and bfcl/)
 # Environment: E2E_OUT (default a new temp dir), E2E_PORT (default 18090), E2E_THREADS
 # (llama-server threads, default 1), E2E_REPS (default 2).
 #
@@ -25,10 +27,14 @@
 # Prints a summary; exit 0 when every check passes, 1 otherwise.
 set -euo pipefail
 
-server_bin=${1:?usage: $0 LLAMA_SERVER [ATLAS_BENCH] [DATA_DIR]}
+server_bin=${1:-${ATLAS_LLAMA_SERVER:-}}
+if [ -z "$server_bin" ]; then
+  echo "llama-server-e2e: skipped: no llama-server binary given (argument or ATLAS_LLAMA_SERVER; docs/serving.md says how to build one)"
+  exit 77
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
-bench=${2:-$here/build/tools/atlas-bench}
-data=${3:-$here/../shared/data}
+bench=${2:-${E2E_BENCH:-$here/build/tools/atlas-bench}}
+data=${3:-${ATLAS_DATA_DIR:-$here/../shared/data}}
 data=$(cd "$data" && pwd)
 out=${E2E_OUT:-$(mktemp -d /tmp/llama-server-e2e.XXXXXX)}
 port=${E2E_PORT:-18090}
@@ -99,6 +105,9 @@ check "warm cached_tokens = the server's cache_n on every request" '[.suites.ttf
 check "agentic: reused = the server's cache_n on every turn" '[.suites.agentic.details.traces[].turns[] | .reused == .server_timings.cache_n] | all' "$rec"
 check "agentic: reuse shortfall 0, every turn's expectation exact (server token ids)" '(.suites.agentic.metrics.reuse_shortfall_tokens.samples | all(. == 0)) and .suites.agentic.details.turns_without_exact_expectation == 0' "$rec"
 check "bfcl: no failed entry" '.suites.bfcl.metrics.entries_failed.samples[0] == 0' "$rec"
+echo "== bfcl cold entries: $(jq -r '.suites.bfcl.details | "\(.cold_salted_requests) salted requests, \(.cold_reissued) re-issued; cached_tokens per entry \([.entries[] | .cached_tokens])"' "$rec")"
+check "bfcl: every entry cold (cached_tokens = the server's cache_n, at most a template head of 32)" '[.suites.bfcl.details.entries[]
+  | select(.valid != null) | .cached_tokens == .server_timings.cache_n and .cached_tokens <= 32] | length > 0 and all' "$rec"
 echo
 echo "== load sweep: client vs server (p50)"
 jq -r '.suites.load.details.levels[] | "\(.level): \(.completed) req, \(.request_throughput * 100 | round / 100) req/s, \(.output_tok_s | round) tok/s, TTFT p50 \(.ttft_ms.p50 * 100 | round / 100) ms, TPOT p50 client \(.tpot_ms.p50 * 1000 | round / 1000) ms vs server \(.server.tpot_ms.p50 * 1000 | round / 1000) ms, send lag p99 \(.send_lag_ms.p99 * 100 | round / 100) ms, valid \(.valid)"' "$load"

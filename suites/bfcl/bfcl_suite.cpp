@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <cstdlib>
 #include <set>
 
 #include "suites/bfcl/bfcl_error.hpp"
+#include "suites/cold_request.hpp"
 #include "suites/latency.hpp"
 #include "suites/bfcl/prompt.hpp"
 #include "suites/bfcl/score.hpp"
@@ -217,6 +219,31 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
   nlohmann::json rows = nlohmann::json::array();
   NullProgress silent;
   Progress& prog = progress ? *progress : silent;
+  ColdRequests cold(target);
+  // A salted id prompt still fits the context: the salt displaces the prompt's head, as
+  // truncation does (ColdRequests::salted_ids).
+  const std::size_t id_budget = ctx > 0 ? static_cast<std::size_t>(std::max(1, ctx - cfg.max_new_tokens))
+                                        : std::numeric_limits<std::size_t>::max();
+  // The request for a cold salt: the ids get it after BOS; the chat messages, at the head of
+  // their system message (or in one of their own). Salt 0 (the reset emptied the cache, as in
+  // process): the request as built.
+  auto salted = [&](const TargetRequest& base) {
+    return [&cold, &base, id_budget](std::uint64_t salt) {
+      TargetRequest q = base;
+      if (salt == 0) return q;
+      const std::string text = cold.salt_text(salt);
+      q.prompt_ids = cold.salted_ids(base.prompt_ids, salt, id_budget);
+      q.prompt_text = text + base.prompt_text;
+      if (q.messages.is_array()) {
+        if (!q.messages.empty() && q.messages[0].value("role", "") == "system" && q.messages[0]["content"].is_string()) {
+          q.messages[0]["content"] = text + q.messages[0]["content"].get<std::string>();
+        } else {
+          q.messages.insert(q.messages.begin(), nlohmann::json{{"role", "system"}, {"content", text}});
+        }
+      }
+      return q;
+    };
+  };
   prog.begin("bfcl", static_cast<int>(entries.size()));
 
   for (const BfclEntry* e : entries) {
@@ -271,7 +298,11 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       was_truncated = true;
       ++truncated;
     }
-    TargetResponse resp = target.generate(req);
+    // Each entry is timed cold, as ttft's cold requests are (suites/cold_request.hpp): where the
+    // target's cache cannot be emptied, the salt goes at the head of the prompt, before the
+    // function docs and the question, which stay as BFCL wrote them.
+    const std::string what = "bfcl " + e->id;
+    TargetResponse resp = cold.send(salted(req), what);
     // Prompt mode over an endpoint: the server renders `messages` with its own chat template,
     // a longer prompt than the local rendering the context check above measured. When the
     // server rejects it for its context (HTTP 400), the entry is re-sent as the local
@@ -280,7 +311,7 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       req.messages = nullptr;
       req.tools = nullptr;
       ++sent_as_ids;
-      resp = target.generate(req);
+      resp = cold.send(salted(req), what);
     }
     if (!resp.ok) {
       ++failed;
@@ -315,6 +346,7 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
                       {"truncated", was_truncated},
                       {"completion_tokens", resp.completion_tokens},
                       {"finish_reason", resp.finish_reason},
+                      {"server_timings", resp.server_timings},
                       {"output", clip(cfg.mode == BfclMode::prompt ? resp.text : result.dump(), 300)}});
     }
     verdicts.push_back(std::move(v));
@@ -352,6 +384,7 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
   out.details["error_types"] = errors;
   out.details["entries"] = rows;
   out.details["target"] = target.name();
+  cold.add_details(out.details);
   return out;
 }
 

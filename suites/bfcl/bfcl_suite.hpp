@@ -8,6 +8,11 @@
 //   decode_tokens_per_s                      timed, higher, "tok/s": per entry with >= 2 tokens,
 //                                            (tokens - 1) / (last token time - first token time)
 //   time_per_entry_ms                        timed, lower, "ms": request start to last token
+// Every entry is a cold request (suites/cold_request.hpp, as ttft's cold variant): the target is
+// reset first, and where its cache cannot be emptied the prompt carries a unique salt at its head
+// (after BOS in the ids; at the head of the system message in chat), never in the question or the
+// function docs; responses the target says came from its cache are re-issued and counted
+// (details cold_salted_requests, cold_reissued).
 //   entries_skipped                          counted, lower: prompts that did not fit the context
 //                                            (overflow "skip") - not scored
 //   entries_truncated                        counted, lower: prompts cut to fit (overflow

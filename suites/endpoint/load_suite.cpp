@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "records/stats.hpp"
 #include "suites/endpoint/load.hpp"
 #include "suites/error.hpp"
 #include "suites/latency.hpp"
@@ -66,13 +67,10 @@ nlohmann::json LoadSuiteConfig::to_json() const {
 
 namespace {
 
-/// Nearest-rank percentile (p in [0, 100]) of unsorted values; NaN when empty.
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
+/// Percentile p in [0, 100] of the samples; NaN when empty. The records' own (type 7, numpy's
+/// 'linear', records/stats.hpp): the table printed from the metrics and details.levels are one
+/// computation and show the same figures for a level.
+double percentile(const std::vector<double>& v, double p) { return records::stats::percentile(v, p); }
 
 nlohmann::json pcts(const std::vector<double>& v) {
   auto num = [](double x) { return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x); };

@@ -15,12 +15,14 @@
 //                                  (only when an SLO is set: {"ttft_ms", "tpot_ms", "e2e_ms"})
 //   L/failed_requests      counted
 //   L/send_lag_ms          timed   actual - intended send time (load.hpp)
-// details["levels"] has per level the p50/p90/p99 of each latency, the send lag, the server's
-// own timings where it reports them (llama.cpp: median prompt_ms and predicted ms per token),
+// details["levels"] has per level the p50/p90/p99 of each latency (type 7: the same figures as
+// the metrics' summaries and the printed table), the send lag, the server's own timings where
+// it reports them (llama.cpp: median prompt_ms and predicted ms per token),
 // output-length mismatches against the server's usage, and "valid". A level is invalid when a
 // request failed or the client fell behind its own schedule (p99 send lag > "max_send_lag_ms",
 // default 10): it then measured the client, not the server. Any invalid level makes the suite
-// report details["invalid_reason"] (the record keeps every figure and is marked invalid).
+// report details["invalid_reason"] (the record keeps every figure and is marked invalid; `run`
+// exits 2, inconclusive).
 #include "records/metric.hpp"
 #include "suites/suite_options.hpp"
 #include "suites/target.hpp"

@@ -1,9 +1,9 @@
 #include "suites/ttft/ttft_suite.hpp"
 
 #include <map>
-#include <random>
 #include <string>
 
+#include "suites/cold_request.hpp"
 #include "suites/error.hpp"
 #include "suites/latency.hpp"
 #include "suites/metric_util.hpp"
@@ -57,19 +57,6 @@ void add_decode_metrics(records::SuiteResult& r, const RequestLatency& lat) {
   metric(r, "decode_tok_s", "tok/s", Better::higher, MetricKind::timed,
          "decode throughput of one request, (n - k)/(E2E - TTFT)")
       .samples.push_back(*lat.decode_tok_s);
-}
-
-/// The prompt of one cold request: `base` with the tokens after BOS (up to 4) replaced by ids
-/// drawn from (salt, nonce), so no server cache can hold its prefix from an earlier request or
-/// run. salt 0 (an in-process target, whose reset empties the cache): `base` unchanged.
-std::vector<int> cold_prompt(const PromptBuilder& builder, const engine::Tokenizer& tok, std::vector<int> base,
-                             std::uint64_t salt, std::uint64_t nonce) {
-  if (salt == 0) return base;
-  const std::size_t start = tok.bos_id() && !base.empty() && base[0] == *tok.bos_id() ? 1 : 0;
-  const std::size_t n = std::min<std::size_t>(4, base.size() - start);
-  const std::vector<int> unique = builder.filler(static_cast<int>(n), mix_seed(salt, nonce));
-  std::copy(unique.begin(), unique.end(), base.begin() + static_cast<std::ptrdiff_t>(start));
-  return base;
 }
 
 nlohmann::json request_row(const std::string& variant, int len, int rep, const TargetResponse& resp,
@@ -136,14 +123,9 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
 
   nlohmann::json warm_counts = nlohmann::json::object();
   nlohmann::json rows = nlohmann::json::array();
-  // Re-issues (a target that reported a cached prefix on a cold request) use a random salt: a
-  // fixed one could meet its own prompts from an earlier run in the server's cache.
-  std::random_device rd;
-  const std::uint64_t fallback_salt = mix_seed((static_cast<std::uint64_t>(rd()) << 32) | rd(), 0xC01DULL) | 1;
-  std::uint64_t nonce = 0;
-  int salted = 0;
-  int reissued = 0, length_mismatches = 0;
-  const int allowed_cached = target.tokenizer().bos_id() ? 1 : 0;  // a shared BOS is not a reused prompt
+  // Cold by construction and checked against cached_tokens (suites/cold_request.hpp).
+  ColdRequests cold_requests(target);
+  int length_mismatches = 0;
   for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
     const bool measured = rep >= options.warmup;
     const std::string rep_label = measured ? "rep " + std::to_string(rep - options.warmup + 1) + "/" +
@@ -153,29 +135,16 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
       TargetRequest req;
       req.max_new_tokens = 1 + cfg.decode_tokens;
       req.ignore_eos = true;
-      // One reset per cold request, before the prompt is built: whether it worked decides the
-      // salt (Target::cold_salt). The request itself then needs no second reset.
-      target.reset_session();
       req.reuse_prefix = true;
-      // Cold by construction (a unique prefix), and checked: a response the target says came
-      // from its cache is not a cold sample. It is re-issued with a new prefix (counted), and a
-      // target that keeps serving from cache makes the suite fail rather than report warm as cold.
-      TargetResponse cold;
-      for (int attempt = 0;; ++attempt) {
-        // A re-issued request always gets a unique prefix, also where the reset claimed success.
-        const std::uint64_t salt = attempt == 0 ? target.cold_salt() : mix_seed(fallback_salt, target.cold_salt());
-        req.prompt_ids = cold_prompt(builder, target.tokenizer(), prompts[len], salt, ++nonce);
-        salted += salt != 0;
-        req.prompt_text = decode_ids(target.tokenizer(), req.prompt_ids);
-        cold = generate_checked(target, req, "ttft cold " + len_key(len));
-        if (cold.cached_tokens <= allowed_cached) break;
-        if (attempt == 2) {
-          throw SuiteError("ttft cold " + len_key(len) + ": the target reported cached_tokens = " +
-                           std::to_string(cold.cached_tokens) + " on 3 cold requests with unique prefixes (" +
-                           target.name() + "); its cold TTFT cannot be measured");
-        }
-        ++reissued;
-      }
+      // The salt replaces the ids after BOS: the prompt keeps its length `len`.
+      const TargetResponse cold = cold_requests.send(
+          [&](std::uint64_t salt) {
+            req.prompt_ids = cold_requests.salted_ids(prompts[len], salt, prompts[len].size());
+            req.prompt_text = decode_ids(target.tokenizer(), req.prompt_ids);
+            return req;
+          },
+          "ttft cold " + len_key(len));
+      throw_if_failed(target, cold, "ttft cold " + len_key(len));
       if (cold.completion_tokens != req.max_new_tokens) ++length_mismatches;
       const RequestLatency cl = compute_latency(cold);
       progress.step("cold " + len_key(len) + " " + rep_label);
@@ -215,8 +184,7 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
   }
   r.details["warm_counts"] = warm_counts;
   r.details["requests"] = rows;
-  r.details["cold_reissued"] = reissued;
-  r.details["cold_salted_requests"] = salted;
+  cold_requests.add_details(r.details);
   // ignore_eos asks for exactly max_tokens; a server that stops early (or ignores the field)
   // shows up here, with the server's usage as the count.
   r.details["output_length_mismatches"] = length_mismatches;

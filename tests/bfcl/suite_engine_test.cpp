@@ -43,3 +43,67 @@ TEST_CASE("bfcl suite: PR configuration on stories260K through the registry") {
   const auto again = atlas::suites::find_suite("bfcl").run(target, options);
   CHECK(again.metrics.at("accuracy.overall").samples == res.metrics.at("accuracy.overall").samples);
 }
+
+namespace {
+/// The in-process engine, recording its prompts; with a salt it acts as a server whose cache the
+/// client cannot empty, and every entry is salted (suites/cold_request.hpp).
+class SaltedEngine final : public atlas::suites::Target {
+ public:
+  SaltedEngine(atlas::suites::EngineTarget& engine, std::uint64_t salt) : engine_(&engine), salt_(salt) {}
+  std::string name() const override { return "salted " + engine_->name(); }
+  atlas::suites::TargetResponse generate(const atlas::suites::TargetRequest& req) override {
+    prompts.push_back(req.prompt_ids);
+    return engine_->generate(req);
+  }
+  void reset_session() override { engine_->reset_session(); }
+  std::uint64_t cold_salt() const override { return salt_; }
+  const atlas::engine::Tokenizer& tokenizer() const override { return engine_->tokenizer(); }
+  int context_length() const override { return engine_->context_length(); }
+  nlohmann::json provenance() const override { return engine_->provenance(); }
+  std::vector<std::vector<int>> prompts;
+
+ private:
+  atlas::suites::EngineTarget* engine_;
+  std::uint64_t salt_;
+};
+}  // namespace
+
+TEST_CASE("bfcl suite: cold salts at the prompt's head leave the in-process verdicts unchanged (stories260K)") {
+  if (!std::filesystem::exists(atlas::test::stories_bin())) {
+    MESSAGE("skipped: " << atlas::test::stories_bin().string() << " not found");
+    return;
+  }
+  atlas::engine::EngineOptions eo;
+  eo.model = atlas::test::stories_bin().string();
+  eo.tokenizer = atlas::test::stories_tok();
+  atlas::suites::EngineTarget target(eo);
+  SaltedEngine unsalted(target, 0), salted(target, 0x5A17u);
+  const auto set = atlas::suites::load_suite_set_config("pr");
+  atlas::suites::SuiteOptions options;
+  options.config = set.section("bfcl");
+  options.config["data_dir"] = atlas::test::data_dir().string();
+  options.config_source = set.source + ": suites.bfcl";
+  const auto plain = atlas::suites::find_suite("bfcl").run(unsalted, options);
+  const auto cold = atlas::suites::find_suite("bfcl").run(salted, options);
+  CHECK(plain.details["cold_salted_requests"] == 0);
+  CHECK(cold.details["cold_salted_requests"] == 20);
+  REQUIRE(salted.prompts.size() == 20);
+  REQUIRE(unsalted.prompts.size() == 20);
+  // Every prompt is truncated to the context budget (512 - max_new_tokens): the salt takes 4 of
+  // those tokens from the prompt's head after BOS, never from its tail (the question, "Assistant:").
+  for (std::size_t i = 0; i < 20; ++i) {
+    const auto& p = unsalted.prompts[i];
+    const auto& q = salted.prompts[i];
+    REQUIRE(q.size() == p.size());
+    CHECK(q.size() + plain.config["max_new_tokens"].get<std::size_t>() == 512);
+    CHECK(q[0] == p[0]);
+    CHECK(std::vector<int>(q.begin() + 1, q.begin() + 5) != std::vector<int>(p.begin() + 1, p.begin() + 5));
+    CHECK(std::equal(q.begin() + 5, q.end(), p.begin() + 5));
+  }
+  for (const auto& [name, m] : plain.metrics) {
+    if (name.rfind("accuracy.", 0) != 0 && name.rfind("entries_", 0) != 0) continue;
+    INFO(name);
+    CHECK(cold.metrics.at(name).samples == m.samples);
+  }
+  CHECK(cold.details["error_types"] == plain.details["error_types"]);
+}

@@ -1,12 +1,15 @@
 // The prompt BFCL's prompt mode builds (spec §8) and the suite run against a scripted Target.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
+#include <set>
 #include <sstream>
 
 #include "suites/bfcl/bfcl_error.hpp"
 #include "suites/bfcl/bfcl_suite.hpp"
 #include "suites/bfcl/prompt.hpp"
+#include "suites/error.hpp"
 #include "suites/runner.hpp"
 #include "tests/test_data.hpp"
 
@@ -195,6 +198,123 @@ TEST_CASE("bfcl suite: a model answering the ground truth scores 1.0; metrics an
   CHECK(res.metrics.at("entries_skipped").kind == atlas::records::MetricKind::counted);
   CHECK(res.details["summary"]["categories"]["parallel"]["accuracy"] == 1.0);
   CHECK(res.config["per_category"] == 3);
+}
+
+namespace {
+/// A server whose prefix cache the client cannot empty (llama-server: no reset route): every
+/// entry must then carry its own salt (issue 14: bfcl timings cold, as ttft's).
+class NoResetTarget : public ScriptedTarget {
+ public:
+  int resets = 0;
+  void reset_session() override { ++resets; }
+  std::uint64_t cold_salt() const override { return 0xB0BAu; }
+};
+
+/// Answers the ground truth of the entry whose question ends the request's last message (what a
+/// server sees in chat mode), "?" for any other prompt.
+suites::TargetResponse answer_from_messages(const suites::TargetRequest& req) {
+  suites::TargetResponse r;
+  r.text = "?";
+  if (!req.messages.is_array() || req.messages.empty()) return r;
+  const std::string asked = req.messages.back().value("content", "");
+  for (const auto& e : data().entries) {
+    if (e.category != "simple_python" && e.category != "parallel" && e.category != "irrelevance") continue;
+    if (e.question[0].back()["content"] == asked) {
+      r.text = e.ground_truth.empty() ? "I cannot help." : gt_answer(e);
+      return r;
+    }
+  }
+  return r;
+}
+
+BfclSuiteConfig gt_config() {
+  BfclSuiteConfig cfg;
+  cfg.categories = {"simple_python", "parallel", "irrelevance"};
+  cfg.per_category = 3;
+  cfg.max_new_tokens = 32;
+  return cfg;
+}
+}  // namespace
+
+TEST_CASE("bfcl suite: entries are cold on a target that cannot empty its cache; the salt leaves the question, the docs and the verdicts as they were") {
+  ScriptedTarget plain;  // reset works (cold_salt 0): prompts as built
+  plain.ctx = 100000;
+  plain.answer = answer_from_messages;
+  NoResetTarget salted;
+  salted.ctx = 100000;
+  salted.answer = answer_from_messages;
+  const auto a = run_bfcl_suite(plain, gt_config(), data());
+  const auto b = run_bfcl_suite(salted, gt_config(), data());
+  CHECK(a.details["cold_salted_requests"] == 0);
+  CHECK(b.details["cold_salted_requests"] == 9);
+  CHECK(b.details["cold_reissued"] == 0);
+  CHECK(salted.resets == 9);  // one reset per entry
+  // The verdicts: every entry answered correctly on both, entry by entry.
+  for (const char* m : {"accuracy.simple_python", "accuracy.parallel", "accuracy.irrelevance", "accuracy.overall"}) {
+    INFO(m);
+    CHECK(b.metrics.at(m).samples == a.metrics.at(m).samples);
+  }
+  CHECK(b.metrics.at("accuracy.overall").samples == std::vector<double>(9, 1.0));
+  REQUIRE(plain.requests.size() == 9);
+  REQUIRE(salted.requests.size() == 9);
+  std::set<std::string> heads;
+  for (std::size_t i = 0; i < 9; ++i) {
+    INFO("entry " << i);
+    const auto& p = plain.requests[i];
+    const auto& q = salted.requests[i];
+    // Chat: the salt is one line at the head of the system message; the function docs after it
+    // and every other message (the question) are BFCL's own.
+    REQUIRE(q.messages.size() == p.messages.size());
+    const std::string ps = p.messages[0]["content"], qs = q.messages[0]["content"];
+    REQUIRE(qs.size() > ps.size());
+    CHECK(qs.compare(qs.size() - ps.size(), ps.size(), ps) == 0);
+    const std::string head = qs.substr(0, qs.size() - ps.size());
+    CHECK(head.back() == '\n');
+    heads.insert(head);
+    for (std::size_t k = 1; k < p.messages.size(); ++k) CHECK(q.messages[k] == p.messages[k]);
+    // Ids: BOS, 4 salt ids, then the prompt unchanged.
+    REQUIRE(q.prompt_ids.size() == p.prompt_ids.size() + 4);
+    CHECK(q.prompt_ids[0] == 256);
+    CHECK(std::equal(p.prompt_ids.begin() + 1, p.prompt_ids.end(), q.prompt_ids.begin() + 5));
+  }
+  CHECK(heads.size() == 9);  // unique per request: no entry can be served from another's cache
+}
+
+TEST_CASE("bfcl suite: an entry the target says it served from its cache is re-issued with a new salt and counted") {
+  NoResetTarget target;
+  target.ctx = 100000;
+  int n = 0;
+  target.answer = [&n](const suites::TargetRequest& req) {
+    suites::TargetResponse r = answer_from_messages(req);
+    // Every other request comes back "from cache": the shared system prompt of the last entry.
+    r.prompt_tokens = 400;
+    r.cached_tokens = ++n % 2 == 1 ? 300 : 20;  // 20: at most a chat template's head, still cold
+    return r;
+  };
+  BfclSuiteConfig cfg = gt_config();
+  cfg.categories = {"simple_python"};
+  const auto res = run_bfcl_suite(target, cfg, data());
+  CHECK(target.requests.size() == 6);
+  CHECK(res.details["cold_reissued"] == 3);
+  CHECK(res.details["cold_salted_requests"] == 6);
+  CHECK(res.metrics.at("accuracy.simple_python").samples == std::vector<double>{1, 1, 1});
+  CHECK(res.metrics.at("time_per_entry_ms").samples.size() == 3);  // one cold sample per entry
+  for (const auto& row : res.details["entries"]) CHECK(row["cached_tokens"] == 20);
+  // The salts of a request and its re-issue differ.
+  CHECK(target.requests[0].messages[0]["content"] != target.requests[1].messages[0]["content"]);
+
+  // A target that always answers from its cache: no cold timing exists; the suite says so.
+  NoResetTarget always;
+  always.ctx = 100000;
+  always.answer = [](const suites::TargetRequest& req) {
+    suites::TargetResponse r = answer_from_messages(req);
+    r.prompt_tokens = 400;
+    r.cached_tokens = 399;
+    return r;
+  };
+  CHECK_THROWS_WITH_AS(run_bfcl_suite(always, cfg, data()), doctest::Contains("bfcl simple_python_1: the target reported cached_tokens = 399 on 3 cold requests"),
+                       atlas::suites::SuiteError);
+  CHECK(always.requests.size() == 3);
 }
 
 TEST_CASE("bfcl suite: prompts over the context are truncated or skipped and counted") {

@@ -116,6 +116,7 @@ TEST_CASE("load: bounded in time; invalid options are input errors") {
   CHECK_THROWS_AS(run_load(t, request_n, bad), atlas::InputError);
 }
 
+#include "records/summary.hpp"
 #include "suites/endpoint/load_suite.hpp"
 #include "suites/error.hpp"
 
@@ -166,6 +167,20 @@ TEST_CASE("load suite: one record holds every concurrency level with throughput,
     CHECK(r.metrics.at(p + "request_throughput").samples.at(0) > 0);
     // All 48 output tokens counted; goodput = throughput when every request meets the SLO.
     CHECK(r.metrics.at(p + "goodput_req_s").samples.at(0) == doctest::Approx(r.metrics.at(p + "request_throughput").samples.at(0)));
+  }
+  // One percentile computation: details.levels shows what the metrics' summaries (the printed
+  // table) show for the same level (they disagreed: nearest-rank vs type 7).
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& row = r.details["levels"][i];
+    for (const char* m : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "send_lag_ms"}) {
+      INFO(row["level"].get<std::string>() << " " << m);
+      const auto& samples = r.metrics.at(row["level"].get<std::string>() + "/" + m).samples;
+      const atlas::records::Summary s = atlas::records::summarize(samples);
+      CHECK(row[m]["n"] == samples.size());
+      CHECK(row[m]["p50"].get<double>() == s.p50);
+      CHECK(row[m]["p90"].get<double>() == s.p90);
+      CHECK(row[m]["p99"].get<double>() == s.p99);
+    }
   }
   const auto& lvl = r.details["levels"][2];
   CHECK(lvl["valid"] == true);

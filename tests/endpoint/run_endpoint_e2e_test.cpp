@@ -30,8 +30,8 @@ struct BenchRun {
   json record;      ///< the record the run wrote ("record: PATH" on stdout)
 };
 
-/// Runs atlas-bench with `args` (already quoted), expects exit status `rc` (3: the run is
-/// invalid, its record still written) and loads the record it wrote.
+/// Runs atlas-bench with `args` (already quoted), expects exit status `rc` (2: the run is
+/// invalid, inconclusive, its record still written) and loads the record it wrote.
 BenchRun bench(const std::string& exe, const std::string& args, int expect_rc = 0) {
   BenchRun r;
   std::string cmd = "'";
@@ -111,9 +111,10 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
   const std::string fc = " --suite bfcl --config '" + (dir / "fc.json").string() + "'";
   const BenchRun local_fc = bench(bench_exe, run + fc + common + " --threads 1 --out-dir '" + (dir / "local-fc").string() + "'");
   // Native FC over HTTP: most prompts exceed the server's context (below); failed entries make
-  // the run invalid (exit 3), its record kept.
+  // the run invalid: exit 2 (inconclusive; 3 is for usage errors), its record kept.
   const BenchRun remote_fc =
-      bench(bench_exe, run + fc + common + endpoint + " --out-dir '" + (dir / "remote-fc").string() + "'", 3);
+      bench(bench_exe, run + fc + common + endpoint + " --out-dir '" + (dir / "remote-fc").string() + "'", 2);
+  CHECK(remote_fc.out.find("atlas-bench run: the run is invalid (exit 2, inconclusive): suite bfcl: ") != std::string::npos);
 
   const json& L = local.record;
   const json& R = remote.record;
@@ -316,6 +317,31 @@ TEST_CASE("atlas-bench run --concurrency against the atlas-serve binary: one rec
   }
   // The server counted what the load generator asked for: 2 levels x 3 requests x 4 tokens.
   for (const auto& lvl : load["details"]["levels"]) CHECK(lvl["output_length_mismatches"] == 0);
+
+  // A client that falls behind its schedule measured itself: the level is invalid and the run
+  // exits 2 (inconclusive) with the reason printed and recorded, never 3 (usage error).
+  // --max-send-lag-ms 0: a closed loop always has some lag.
+  const BenchRun lagging = bench(bench_env, "run --endpoint " + server.url + model +
+                                                " --concurrency 2 --num-prompts 3 --input-len 16 --output-len 4"
+                                                " --max-send-lag-ms 0 --out-dir '" + (dir / "lag").string() + "'",
+                                 2);
+  CHECK(lagging.record["valid"] == false);
+  CHECK(lagging.record["invalid_reason"].get<std::string>().find("suite load: concurrency=2: the client fell behind its schedule") == 0);
+  CHECK(lagging.out.find("the run is invalid (exit 2, inconclusive): suite load: concurrency=2: the client fell behind") !=
+        std::string::npos);
+
+  // Load flags with suites that do not read them are usage errors naming the flag and the suite
+  // (they were silently ignored); so are endpoint options without --endpoint.
+  const atlas::test::ShellResult ignored =
+      atlas::test::run_shell("'" + std::string(bench_env) + "' run" + model + " --endpoint " + server.url +
+                             " --suite ttft --concurrency 1,2 --num-prompts 3 --no-store 2>&1");
+  CHECK(ignored.rc == 3);
+  CHECK(ignored.out.find("--suite ttft does not run the load suite, so --concurrency, --num-prompts would be ignored") !=
+        std::string::npos);
+  const atlas::test::ShellResult no_endpoint =
+      atlas::test::run_shell("'" + std::string(bench_env) + "' run" + model + " --suite ttft --context-length 256 --no-store 2>&1");
+  CHECK(no_endpoint.rc == 3);
+  CHECK(no_endpoint.out.find("--context-length: endpoint options, but no --endpoint URL") != std::string::npos);
 
   const atlas::test::ShellResult no_server =
       atlas::test::run_shell("'" + std::string(bench_env) + "' run" + model + " --concurrency 2 --no-store 2>&1");

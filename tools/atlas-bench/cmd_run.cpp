@@ -125,9 +125,31 @@ void apply_load_flags(const RunArgs& a, suites::SuiteSetConfig& config) {
   }
 }
 
-bool load_flags_given(const RunArgs& a) {
-  return !a.concurrency.empty() || !a.rates.empty() || !a.goodput.empty() || a.burstiness || a.num_prompts ||
-         a.input_len || a.output_len || a.max_send_lag_ms;
+/// The load flags given on the command line, by name ("" when none).
+std::string load_flags_given(const RunArgs& a) {
+  std::string names;
+  auto add = [&](bool given, const char* flag) {
+    if (given) names += (names.empty() ? "" : ", ") + std::string(flag);
+  };
+  add(!a.concurrency.empty(), "--concurrency");
+  add(!a.rates.empty(), "--rate");
+  add(!a.goodput.empty(), "--goodput");
+  add(a.burstiness.has_value(), "--burstiness");
+  add(a.num_prompts.has_value(), "--num-prompts");
+  add(a.input_len.has_value(), "--input-len");
+  add(a.output_len.has_value(), "--output-len");
+  add(a.max_send_lag_ms.has_value(), "--max-send-lag-ms");
+  return names;
+}
+
+/// A finished run's exit status: a record marked invalid (a suite failed, a request failed, a
+/// load level whose client fell behind its schedule) is a measurement that cannot be trusted,
+/// inconclusive (2), not a usage error (3: README's exit-code table). The reason is printed and
+/// is in the record (invalid_reason).
+int run_exit_status(const records::Record& rec) {
+  if (rec.valid) return to_int(ExitCode::pass);
+  std::cerr << "atlas-bench run: the run is invalid (exit 2, inconclusive): " << rec.invalid_reason << "\n";
+  return to_int(ExitCode::inconclusive);
 }
 
 /// `run --endpoint URL`: the suites drive a server over HTTP/SSE (docs/serving.md). --model
@@ -156,11 +178,7 @@ int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::Suit
   if (rec.config["env"].contains(a.api_key_env)) rec.config["env"][a.api_key_env] = "<redacted: --api-key-env>";
   print_suite_tables(rec, a.format);
   if (!a.no_store) std::cout << "\nrecord: " << records::write_to_store(rec, a.out_dir).string() << "\n";
-  if (!rec.valid) {
-    std::cerr << "atlas-bench run: the run is invalid: " << rec.invalid_reason << "\n";
-    return to_int(ExitCode::input_error);
-  }
-  return to_int(ExitCode::pass);
+  return run_exit_status(rec);
 }
 
 int run_command(const RunArgs& a, const GlobalOptions& g) {
@@ -175,11 +193,31 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
 
   suites::SuiteSetRequest req;
   // --concurrency/--rate and friends run the load suite unless --suite names others.
-  const bool load = load_flags_given(a);
-  req.suites = suites::expand_suite_names(a.suite.empty() ? (load ? "load" : "all") : a.suite);
+  const std::string load_flags = load_flags_given(a);
+  req.suites = suites::expand_suite_names(a.suite.empty() ? (load_flags.empty() ? "all" : "load") : a.suite);
   req.config = suites::load_suite_set_config(a.config);
-  if (load) apply_load_flags(a, req.config);
-  if (std::find(req.suites.begin(), req.suites.end(), "load") != req.suites.end() && a.endpoint.empty()) {
+  const bool runs_load = std::find(req.suites.begin(), req.suites.end(), "load") != req.suites.end();
+  // A load flag no suite of the run reads would be silently ignored: a usage error instead.
+  if (!load_flags.empty() && !runs_load) {
+    throw InputError("--suite " + a.suite + " does not run the load suite, so " + load_flags +
+                     " would be ignored: add load to --suite (--suite " + a.suite + ",load) or leave --suite out");
+  }
+  // The same for the endpoint's options without --endpoint, and the engine's hook with it.
+  std::string endpoint_flags;
+  for (const auto& [given, flag] : {std::pair{!a.api_key_env.empty(), "--api-key-env"},
+                                    std::pair{!a.served_model.empty(), "--served-model"},
+                                    std::pair{a.context_length > 0, "--context-length"},
+                                    std::pair{!a.server_kind.empty(), "--server-kind"}}) {
+    if (given) endpoint_flags += (endpoint_flags.empty() ? "" : ", ") + std::string(flag);
+  }
+  if (!endpoint_flags.empty() && a.endpoint.empty()) {
+    throw InputError(endpoint_flags + ": endpoint options, but no --endpoint URL: the suites run in process and would ignore them");
+  }
+  if (a.inject_decode_delay_us > 0 && !a.endpoint.empty()) {
+    throw InputError("--inject-decode-delay-us delays the in-process engine; with --endpoint the server decodes and would ignore it");
+  }
+  if (!load_flags.empty()) apply_load_flags(a, req.config);
+  if (runs_load && a.endpoint.empty()) {
     throw InputError("--suite load drives a server: give --endpoint URL");
   }
   req.overrides = {a.warmup, a.repetitions, a.seed};
@@ -204,11 +242,7 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
     const auto path = records::write_to_store(rec, a.out_dir);
     std::cout << "\nrecord: " << path.string() << "\n";
   }
-  if (!rec.valid) {
-    std::cerr << "atlas-bench run: the run is invalid: " << rec.invalid_reason << "\n";
-    return to_int(ExitCode::input_error);
-  }
-  return to_int(ExitCode::pass);
+  return run_exit_status(rec);
 }
 
 const RegisterCommand kRun{{

@@ -1,0 +1,68 @@
+#include "suites/cold_request.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include "suites/error.hpp"
+
+namespace atlas::suites {
+
+ColdRequests::ColdRequests(Target& target) : target_(&target), builder_(target.tokenizer()) {
+  std::random_device rd;
+  fallback_salt_ = mix_seed((static_cast<std::uint64_t>(rd()) << 32) | rd(), 0xC01DULL) | 1;
+}
+
+std::vector<int> ColdRequests::salted_ids(std::span<const int> ids, std::uint64_t salt, std::size_t max_len) const {
+  std::vector<int> out(ids.begin(), ids.end());
+  if (salt == 0) return out;
+  const auto bos = target_->tokenizer().bos_id();
+  const std::size_t at = bos && !out.empty() && out[0] == *bos ? 1 : 0;
+  // Fewer salt ids only where the prompt is shorter than BOS + kSaltTokens (ttft keeps lengths).
+  const std::size_t room = max_len > at ? max_len - at : 0;
+  const std::vector<int> unique = builder_.filler(static_cast<int>(std::min<std::size_t>(kSaltTokens, room)), salt);
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), unique.begin(), unique.end());
+  if (out.size() > max_len) {
+    // Drop from the prompt's head after the salt; never the salt itself.
+    const std::size_t after_salt = at + unique.size();
+    const std::size_t drop = std::min(out.size() - max_len, out.size() - after_salt);
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(after_salt),
+              out.begin() + static_cast<std::ptrdiff_t>(after_salt + drop));
+  }
+  return out;
+}
+
+std::string ColdRequests::salt_text(std::uint64_t salt) const {
+  if (salt == 0) return "";
+  // The random ids first: a fixed label in front would be one more head every request shares.
+  return decode_ids(target_->tokenizer(), builder_.filler(kSaltTokens, salt)) + "\n";
+}
+
+TargetResponse ColdRequests::send(const Build& build, const std::string& what) {
+  // One reset per cold request, before the prompt is built: whether it worked decides the salt.
+  target_->reset_session();
+  const int bos_shared = target_->tokenizer().bos_id() ? 1 : 0;  // a shared BOS is not a reused prompt
+  for (int attempt = 0;; ++attempt) {
+    // A re-issued request always gets a unique head, also where the reset claimed success.
+    const std::uint64_t base = attempt == 0 ? target_->cold_salt() : mix_seed(fallback_salt_, target_->cold_salt());
+    const std::uint64_t salt = base == 0 ? 0 : (mix_seed(base, ++nonce_) | 1);
+    const TargetRequest req = build(salt);
+    salted_ += salt != 0;
+    TargetResponse resp = target_->generate(req);
+    if (!resp.ok) return resp;
+    const int allowed = salt != 0 && !req.messages.is_null() ? kChatTemplateHeadTokens : bos_shared;
+    if (resp.cached_tokens <= allowed) return resp;
+    if (attempt == 2) {
+      throw SuiteError(what + ": the target reported cached_tokens = " + std::to_string(resp.cached_tokens) +
+                       " on 3 cold requests with unique prefixes (" + target_->name() +
+                       "); its cold latency cannot be measured");
+    }
+    ++reissued_;
+  }
+}
+
+void ColdRequests::add_details(nlohmann::json& details) const {
+  details["cold_salted_requests"] = salted_;
+  details["cold_reissued"] = reissued_;
+}
+
+}  // namespace atlas::suites
