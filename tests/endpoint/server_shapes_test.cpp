@@ -126,6 +126,13 @@ TEST_CASE("server shapes: TRT-LLM: no ids, no cached tokens") {
   CHECK(r.output_ids.empty());
 }
 
+TEST_CASE("server shapes: TRT-LLM, recent releases: cached tokens in usage.prompt_tokens_details") {
+  // Recent trtllm-serve UsageInfo carries prompt_tokens_details (its openai_protocol.py).
+  const TargetResponse r = replay("trtllm-completions-cached.sse", owned_by("tensorrt_llm"));
+  check_common(r, 1);
+  CHECK(r.output_ids.empty());
+}
+
 TEST_CASE("server shapes: llama.cpp: ids from logprobs, usage on the finish chunk, the server's timings kept") {
   const TargetResponse r = replay("llamacpp-completions.sse", owned_by("llamacpp", {{"meta", {{"n_ctx", 512}, {"n_ctx_train", 2048}}}}));
   check_common(r, 1);
