@@ -1,9 +1,11 @@
 #include "suites/agentic/agentic_suite.hpp"
 
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "common/clock.hpp"
+#include "suites/cold_request.hpp"
 #include "suites/error.hpp"
 #include "suites/metric_util.hpp"
 #include "suites/prompt_builder.hpp"
@@ -123,11 +125,13 @@ AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& tra
   // Turn 1 must be cold on any server (a reset the server does not have cannot be relied on):
   // a salted target gets a unique prefix per session, right after BOS (ids) or at the head of
   // the system message (chat). In process the reset is real and the prompts stay as rendered.
+  // The salt as ttft and bfcl put it (suites/cold_request.hpp), one per session.
   std::string salt_text;
   if (salt != 0) {
-    const std::vector<int> unique = PromptBuilder(target.tokenizer()).filler(4, mix_seed(salt, session_nonce));
-    history.insert(history.begin() + (has_bos ? 1 : 0), unique.begin(), unique.end());
-    salt_text = "[session " + decode_ids(target.tokenizer(), unique) + "]\n";
+    const ColdRequests cold(target);
+    const std::uint64_t session_salt = mix_seed(salt, session_nonce) | 1;
+    history = cold.salted_ids(history, session_salt, std::numeric_limits<std::size_t>::max());
+    salt_text = cold.salt_text(session_salt);
   }
   nlohmann::json messages = nlohmann::json::array();
   if (!trace.system.empty() || !salt_text.empty()) {
