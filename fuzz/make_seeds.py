@@ -400,6 +400,16 @@ def bfcl_seeds():
 
 
 # ---------------------------------------------------------------- records, baselines, suite configs
+def shrink(v, keep=2):
+    """The first `keep` entries of every list and object, recursively: a few-KiB record seed
+    has every field kind; a 24 KiB one made each execution ~5x slower for no new coverage."""
+    if isinstance(v, list):
+        return [shrink(x, keep) for x in v[:keep]]
+    if isinstance(v, dict):
+        return {k: shrink(x, keep) for k, x in list(v.items())[:max(keep, 3)]}
+    return v
+
+
 def json_seeds():
     for f in sorted(os.listdir(os.path.join(ROOT, "suites/config"))):
         out("suite_config", f, open(os.path.join(ROOT, "suites/config", f), "rb").read())
@@ -430,13 +440,52 @@ def json_seeds():
             for m in ms.values():
                 if isinstance(m.get("samples"), list):
                     m["samples"] = m["samples"][:4]
+            s["details"] = shrink(s.get("details"))
         out("record", "pr-record.json", json.dumps(r, indent=1))
+
+
+# ---------------------------------------------------------------- tool calls in model output
+def tool_calls_seeds():
+    # First byte: the streaming chunk size (1 + b % 17); the rest is what a model generated.
+    texts = {
+        "hermes-one.txt": 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>',
+        "hermes-two.txt": '<tool_call>{"name": "a", "arguments": {"x": [1, 2.5, null, true]}}</tool_call>\n'
+                          '<tool_call>{"name": "b", "parameters": "{\\"y\\": \\"z\\"}"}</tool_call> done',
+        "hermes-bad-body.txt": 'text <tool_call>{"name": 3}</tool_call> more <tool_call>{"name": "f"',
+        "hermes-unclosed.txt": '<tool_call>{"name": "f", "arguments": {"q": "\\u00e9\\ud83d\\ude00"}}',
+        "python-list.txt": "[get_weather(city='Paris', days=3), lookup(q=\"a\\nb\", n=-1.5e3, flags=[True, None], m={'k': (1, 2)},)]",
+        "python-empty-args.txt": "  [f(), g.h-i(x=1_000)]  ",
+        "plain.txt": "Once upon a time there was a <tool_ call> and a </tool_call> and <tool_call",
+    }
+    for i, (name, t) in enumerate(sorted(texts.items())):
+        out("tool_calls", name, bytes([i * 5 % 256]) + t.encode())
+
+
+# ---------------------------------------------------------------- Hugging Face config.json
+def hf_config_seeds():
+    ref = os.path.join(ROOT, "tests/engine/qwen3_next_reference")
+    for f in ("config.json", "config-variant.json"):
+        out("hf_config", "qwen3-next-" + f, open(os.path.join(ref, f), "rb").read())
+    out("hf_config", "llama.json", json.dumps({
+        "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "intermediate_size": 172, "num_hidden_layers": 5,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 512, "max_position_embeddings": 512,
+        "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": True, "hidden_act": "silu",
+        "rope_scaling": None, "attention_bias": False}, indent=1))
+    out("hf_config", "qwen3.json", json.dumps({
+        "model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28,
+        "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+        "rope_scaling": {"rope_type": "yarn", "factor": 4.0}, "sliding_window": None}, indent=1))
 
 
 if __name__ == "__main__":
     # GGUF seeds are model files: they are generated (fuzz/run.sh does it before each pass), never
     # committed. ATLAS_SEEDS_ONLY=gguf makes just those.
-    if os.environ.get("ATLAS_SEEDS_ONLY") == "gguf":
+    only = os.environ.get("ATLAS_SEEDS_ONLY")
+    if only in ("tool_calls", "hf_config"):
+        globals()[only + "_seeds"]()
+        sys.exit(0)
+    if only == "gguf":
         gguf_seeds()
         sys.exit(0)
     gguf_seeds()
@@ -449,3 +498,5 @@ if __name__ == "__main__":
     sse_seeds()
     bfcl_seeds()
     json_seeds()
+    tool_calls_seeds()
+    hf_config_seeds()

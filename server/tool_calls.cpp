@@ -1,6 +1,7 @@
 #include "server/tool_calls.hpp"
 
 #include <cctype>
+#include <utility>
 
 #include "server/chat_template.hpp"
 
@@ -276,19 +277,25 @@ ToolCallStream::Delta ToolCallStream::finish() {
     if (parse_pythonic_calls(buf_, calls)) {
       calls_emitted_ += static_cast<int>(calls.size());
       d.calls = std::move(calls);
-    } else {
-      d.content = buf_;
+      buf_.clear();
+      return d;
     }
-  } else if (mode_ == Mode::in_call) {
+    // Not a Python-call list after all ("[1] <tool_call>...</tool_call>"): the held answer is
+    // text that may hold Hermes calls, read as parse_tool_calls reads it, so that a streamed
+    // response has the same calls as a non-streamed one.
+    mode_ = Mode::text;
+    d = push(std::exchange(buf_, std::string()));
+  }
+  if (mode_ == Mode::in_call) {
     ToolCall call;
     if (parse_hermes_body(std::string_view(buf_).substr(kOpen.size()), call)) {
       d.calls.push_back(std::move(call));
       ++calls_emitted_;
     } else {
-      d.content = buf_;
+      d.content += buf_;
     }
   } else {
-    d.content = buf_;
+    d.content += buf_;
   }
   buf_.clear();
   return d;

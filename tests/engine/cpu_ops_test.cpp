@@ -144,7 +144,7 @@ TEST_CASE("backend: bad inputs throw EngineError naming the value") {
   BackendOptions cuda;
   cuda.name = "cuda";
 #ifndef ATLAS_HAVE_CUDA
-  CHECK_THROWS_WITH_AS(make_backend(m, cuda), doctest::Contains("backend 'cuda' is not built in"), EngineError);
+  CHECK_THROWS_WITH_AS(make_backend(m, cuda), doctest::Contains("backend 'cuda': this build has no CUDA backend"), EngineError);
 #endif
   BackendOptions other;
   other.name = "tpu";

@@ -14,6 +14,7 @@
 #include "gates/process.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
+#include "tests/sanitized.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas;
@@ -46,6 +47,12 @@ TEST_CASE("gate --timed-only: a planted delay on the head side fails the gate, n
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe || !std::filesystem::exists(exe)) {
     MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    return;
+  }
+  if (test::kSanitized) {
+    // Under ASan a token takes ~10x longer and ctest runs the binaries in parallel: the planted
+    // 200 us is then within the noise (seen: +54%, A/A noise 34%, inconclusive). make test runs this.
+    MESSAGE("skipped: timed gate under AddressSanitizer (make test-sanitize) measures the sanitizer, not the gate");
     return;
   }
   const auto dir = test::scratch_dir("gates_timed_cli");

@@ -117,6 +117,31 @@ TEST_CASE("tool calls: a Python-call answer is held until the end; plain '[' tex
   CHECK(d.content == "[citation needed]");
 }
 
+TEST_CASE("tool calls: an answer that starts with '[' but is no call list still streams its Hermes calls") {
+  // Found by fuzz_tool_calls' invariant (streamed == whole parse): the stream held such an answer
+  // as a Python-call list and released it all as content, while the non-streamed response
+  // returned the call. fuzz/corpus/tool_calls/regress-python-start-then-hermes.txt
+  const std::string text = "[1, 2] <tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call> done";
+  const auto whole = parse_tool_calls(text);
+  REQUIRE(whole.calls.size() == 1);
+  CHECK(whole.content == "[1, 2]  done");
+  for (const std::size_t step : {std::size_t{1}, std::size_t{5}, text.size()}) {
+    CAPTURE(step);
+    const auto r = stream_in_pieces(text, step);
+    REQUIRE(r.calls.size() == 1);
+    CHECK(r.calls[0].name == "f");
+    CHECK(r.calls[0].arguments == R"({"a": 1})");
+    CHECK(r.content == "[1, 2]  done");
+  }
+  ToolCallStream unclosed;  // the held text ends inside a call: that call is still read at the end
+  unclosed.push("[x] <tool_call>{\"name\": \"g\"}");
+  const auto d = unclosed.finish();
+  REQUIRE(d.calls.size() == 1);
+  CHECK(d.calls[0].name == "g");
+  CHECK(d.content == "[x] ");
+  CHECK(unclosed.calls_emitted() == 1);
+}
+
 TEST_CASE("tool_calls_json: OpenAI shape with ids") {
   const auto j = tool_calls_json({{"f", "{}"}, {"g", R"({"a": 1})"}}, "call_7_", 0);
   REQUIRE(j.size() == 2);

@@ -12,6 +12,7 @@
 #include "suites/instructions/callgrind_output.hpp"
 #include "suites/instructions/instructions_suite.hpp"
 #include "tests/suites/fake_target.hpp"
+#include "tests/sanitized.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas;
@@ -68,6 +69,10 @@ TEST_CASE("instructions suite: counts are equal run to run; --inject-decode-work
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe) {
     MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    return;
+  }
+  if (atlas::test::kSanitized) {
+    MESSAGE("skipped: valgrind cannot run an AddressSanitizer build (make test-sanitize); make test runs this");
     return;
   }
   if (!have_valgrind()) {
