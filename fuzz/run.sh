@@ -61,7 +61,7 @@ report_one() {
   rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$work/log.txt" | tail -1 | awk '{print $2}')
   # Progress lines: "#N  NEW|REDUCE|pulse  cov: C ft: F corp: K/..." (one process) or
   # "#N: cov: C ft: F corp: K exec/s ..." (-fork: N counts every worker's executions).
-  last=$(grep -E '^#[0-9]+:? ' "$work/log.txt" | grep ' cov: ' | tail -1)
+  last=$(grep -E '^#[0-9]+:?[[:space:]]' "$work/log.txt" | grep ' cov: ' | tail -1)
   [ -z "$execs" ] && execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<<"$last")
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")

@@ -122,6 +122,12 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
   c.dim = get_int(file, j, "hidden_size", std::nullopt);
   c.hidden_dim = get_int(file, j, "intermediate_size", std::nullopt);
   c.n_layers = get_int(file, j, "num_hidden_layers", std::nullopt);
+  // Each layer owns tensors, so real checkpoints have a few hundred at most. The bound keeps a
+  // corrupt or hostile config.json from sizing (and looping over) billions of blocks before any
+  // tensor is read: qwen3_next_blocks builds one per layer (2^31 - 1 layers: 16 GiB).
+  constexpr int kMaxLayers = 1 << 16;
+  if (c.n_layers > kMaxLayers)
+    bad(file, "num_hidden_layers", std::to_string(c.n_layers) + " exceeds " + std::to_string(kMaxLayers) + " (no checkpoint has that many layers)");
   c.n_heads = get_int(file, j, "num_attention_heads", std::nullopt);
   c.n_kv_heads = get_int(file, j, "num_key_value_heads", c.n_heads);
   c.head_dim = get_int(file, j, "head_dim", c.dim / c.n_heads);

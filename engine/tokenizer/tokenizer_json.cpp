@@ -1,5 +1,6 @@
 // Hugging Face tokenizer.json (+ tokenizer_config.json) -> BpeVocab.
 #include <fstream>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,26 @@ json parse_file(const std::filesystem::path& file) {
   }
 }
 
+/// obj[key] as a string or bool: `def` when the key is absent or null; a value of another type,
+/// or an `obj` that is not an object, is an error naming the field and the value. (json::value()
+/// threw nlohmann's type_error instead: fuzz_tokenizer_json, "normalizer": 15.)
+template <class T>
+T field_or(const std::filesystem::path& file, const json& obj, const std::string& where, const char* key, T def) {
+  if (!obj.is_object()) bad(file, where, "expected an object, got " + brief(obj));
+  if (!obj.contains(key) || obj[key].is_null()) return def;
+  const json& v = obj[key];
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) bad(file, where + "." + key, "expected true or false, got " + brief(v));
+  } else {
+    if (!v.is_string()) bad(file, where + "." + key, "expected a string, got " + brief(v));
+  }
+  return v.get<T>();
+}
+
+std::string str_or(const std::filesystem::path& file, const json& obj, const std::string& where, const char* key, const char* def) {
+  return field_or<std::string>(file, obj, where, key, def);
+}
+
 struct PreTok {
   PreTokenizer kind = PreTokenizer::gpt2;
   bool add_prefix_space = false;
@@ -40,34 +61,38 @@ struct PreTok {
 PreTok read_pre_tokenizer(const std::filesystem::path& file, const json& pt) {
   const std::string field = "pre_tokenizer";
   if (!pt.is_object()) bad(file, field, "expected an object, got " + brief(pt));
-  const std::string type = pt.value("type", "");
+  const std::string type = str_or(file, pt, field, "type", "");
   if (type == "ByteLevel") {
-    if (!pt.value("use_regex", true)) bad(file, field, "ByteLevel without use_regex has no split rule");
-    return {PreTokenizer::gpt2, pt.value("add_prefix_space", false)};
+    if (!field_or(file, pt, field, "use_regex", true)) bad(file, field, "ByteLevel without use_regex has no split rule");
+    return {PreTokenizer::gpt2, field_or(file, pt, field, "add_prefix_space", false)};
   }
   if (type != "Sequence") bad(file, field + ".type", "unsupported \"" + type + "\" (supported: ByteLevel, Sequence[Split, ByteLevel])");
   const json& seq = pt.contains("pretokenizers") ? pt["pretokenizers"] : json();
   if (!seq.is_array() || seq.size() != 2) bad(file, field + ".pretokenizers", "expected [Split, ByteLevel], got " + brief(seq));
   const json& split = seq[0];
   const json& bl = seq[1];
-  if (split.value("type", "") != "Split") bad(file, field + ".pretokenizers[0].type", "expected \"Split\", got " + brief(split.value("type", json())));
-  if (bl.value("type", "") != "ByteLevel") bad(file, field + ".pretokenizers[1].type", "expected \"ByteLevel\", got " + brief(bl.value("type", json())));
-  if (bl.value("use_regex", false)) bad(file, field + ".pretokenizers[1].use_regex", "true after a Split is not supported");
-  if (split.value("behavior", "") != "Isolated" || split.value("invert", false))
-    bad(file, field + ".pretokenizers[0].behavior", "only Isolated, not inverted, is supported; got " + brief(split.value("behavior", json())));
+  const std::string f0 = field + ".pretokenizers[0]", f1 = field + ".pretokenizers[1]";
+  const std::string split_type = str_or(file, split, f0, "type", "");
+  if (split_type != "Split") bad(file, f0 + ".type", "expected \"Split\", got " + brief(json(split_type)));
+  const std::string bl_type = str_or(file, bl, f1, "type", "");
+  if (bl_type != "ByteLevel") bad(file, f1 + ".type", "expected \"ByteLevel\", got " + brief(json(bl_type)));
+  if (field_or(file, bl, f1, "use_regex", false)) bad(file, f1 + ".use_regex", "true after a Split is not supported");
+  const std::string behavior = str_or(file, split, f0, "behavior", "");
+  if (behavior != "Isolated" || field_or(file, split, f0, "invert", false))
+    bad(file, f0 + ".behavior", "only Isolated, not inverted, is supported; got " + brief(json(behavior)));
   const json& pattern = split.contains("pattern") ? split["pattern"] : json();
   if (!pattern.is_object() || !pattern.contains("Regex") || !pattern["Regex"].is_string())
     bad(file, field + ".pretokenizers[0].pattern", "expected {\"Regex\": ...}, got " + brief(pattern));
   const std::string regex = pattern["Regex"].get<std::string>();
   const auto kind = pre_tokenizer_from_regex(regex);
   if (!kind) bad(file, field + ".pretokenizers[0].pattern.Regex", "no implementation of the split regex " + brief(json(regex)) + " (known: GPT-2, Llama-3, Qwen2)");
-  return {*kind, bl.value("add_prefix_space", false)};
+  return {*kind, field_or(file, bl, f1, "add_prefix_space", false)};
 }
 
 /// BOS from TemplateProcessing: the special token that starts the "single" template.
 std::optional<std::string> template_bos(const json& pp) {
   if (!pp.is_object()) return std::nullopt;
-  const std::string type = pp.value("type", "");
+  const std::string type = pp.contains("type") && pp["type"].is_string() ? pp["type"].get<std::string>() : "";
   if (type == "Sequence" && pp.contains("processors") && pp["processors"].is_array()) {
     for (const auto& p : pp["processors"]) {
       if (auto b = template_bos(p)) return b;
@@ -96,13 +121,16 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
   if (!j.is_object()) bad(file, "(top level)", "expected an object");
   const json& model = j.contains("model") ? j["model"] : json();
   if (!model.is_object()) bad(file, "model", "missing or not an object");
-  if (model.value("type", "BPE") != "BPE") bad(file, "model.type", "unsupported \"" + model.value("type", "") + "\" (supported: BPE)");
+  const std::string model_type = str_or(file, model, "model", "type", "BPE");
+  if (model_type != "BPE") bad(file, "model.type", "unsupported \"" + model_type + "\" (supported: BPE)");
   if (!model.contains("vocab") || !model["vocab"].is_object()) bad(file, "model.vocab", "missing or not an object");
   if (!model.contains("merges") || !model["merges"].is_array()) bad(file, "model.merges", "missing or not an array");
 
   const json& norm = j.contains("normalizer") ? j["normalizer"] : json();
-  if (!norm.is_null() && norm.value("type", "") != "NFC")
-    bad(file, "normalizer.type", "unsupported " + brief(norm.value("type", json())) + " (supported: null, NFC)");
+  if (!norm.is_null()) {
+    const std::string norm_type = str_or(file, norm, "normalizer", "type", "");
+    if (norm_type != "NFC") bad(file, "normalizer.type", "unsupported " + brief(json(norm_type)) + " (supported: null, NFC)");
+  }
 
   BpeVocab v;
   for (const auto& [piece, idj] : model["vocab"].items()) {
@@ -138,10 +166,10 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
       t.id = a["id"].get<int>();
       t.content = a["content"].get<std::string>();
       if (t.id < 0 || t.content.empty()) bad(file, field, "bad id/content " + brief(a));
-      t.special = a.value("special", true);
-      t.lstrip = a.value("lstrip", false);
-      t.rstrip = a.value("rstrip", false);
-      t.single_word = a.value("single_word", false);
+      t.special = field_or(file, a, field, "special", true);
+      t.lstrip = field_or(file, a, field, "lstrip", false);
+      t.rstrip = field_or(file, a, field, "rstrip", false);
+      t.single_word = field_or(file, a, field, "single_word", false);
       v.added.push_back(std::move(t));
     }
   }

@@ -217,6 +217,22 @@ TEST_CASE("safetensors: corrupted headers and tensors name file, tensor and valu
   }
 }
 
+TEST_CASE("hf config: a layer count beyond any checkpoint is rejected before anything is sized") {
+  // 2^31 - 1 layers made read_hf_config build 2^31 Qwen3-Next blocks (16 GiB) before reading a
+  // tensor; found reviewing the reader for fuzz_hf_config.
+  const auto dir = atlas::test::scratch_dir("hf-config-layers");
+  for (const char* arch : {"qwen3_next", "llama"}) {
+    CAPTURE(arch);
+    atlas::write_file_atomic(dir / "config.json", std::string(R"({"model_type": ")") + arch + R"(", "hidden_size": 256,
+      "intermediate_size": 512, "num_hidden_layers": 2147483647, "num_attention_heads": 4, "vocab_size": 512})");
+    CHECK_THROWS_WITH_AS(read_hf_config(dir / "config.json"),
+                         doctest::Contains("field 'num_hidden_layers': 2147483647 exceeds 65536 (no checkpoint has that many layers)"), EngineError);
+  }
+  atlas::write_file_atomic(dir / "config.json", R"({"model_type": "qwen3_next", "hidden_size": 256, "intermediate_size": 512,
+    "num_hidden_layers": 65536, "num_attention_heads": 4, "vocab_size": 512})");
+  CHECK(read_hf_config(dir / "config.json").config.blocks.size() == 65536);  // the bound itself loads
+}
+
 TEST_CASE("hf config defaults and ignored fields") {
   const auto dir = atlas::test::scratch_dir("hf-config");
   atlas::write_file_atomic(dir / "config.json", R"({"model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072,

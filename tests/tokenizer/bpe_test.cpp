@@ -211,6 +211,26 @@ TEST_CASE("load_tokenizer_json: a small GPT-2 style file, and its errors") {
   nlohmann::json b4 = j;
   b4["model"]["merges"] = {42};
   CHECK(bad(b4).find("model.merges[0]: expected \"left right\" or [left, right], got 42") != std::string::npos);
+  // A field of the wrong JSON type is an error naming the field and the value (fuzz_tokenizer_json:
+  // "normalizer": 15 escaped as nlohmann's type_error; fuzz/corpus/tokenizer_json/regress-normalizer-number.json).
+  nlohmann::json b5 = j;
+  b5["normalizer"] = 15;
+  CHECK(bad(b5).find("tokenizer.json: normalizer: expected an object, got 15") != std::string::npos);
+  nlohmann::json b6 = j;
+  b6["normalizer"] = {{"type", 5}};
+  CHECK(bad(b6).find("normalizer.type: expected a string, got 5") != std::string::npos);
+  nlohmann::json b7 = j;
+  b7["added_tokens"][0]["special"] = "yes";
+  CHECK(bad(b7).find("added_tokens[0].special: expected true or false, got \"yes\"") != std::string::npos);
+  nlohmann::json b8 = j;
+  b8["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {7, {{"type", "ByteLevel"}}}}};
+  CHECK(bad(b8).find("pre_tokenizer.pretokenizers[0]: expected an object, got 7") != std::string::npos);
+  nlohmann::json b9 = j;
+  b9["model"]["type"] = 3;
+  CHECK(bad(b9).find("model.type: expected a string, got 3") != std::string::npos);
+  nlohmann::json b10 = j;
+  b10["pre_tokenizer"]["use_regex"] = "no";
+  CHECK(bad(b10).find("pre_tokenizer.use_regex: expected true or false, got \"no\"") != std::string::npos);
   atlas::write_file_atomic(path, "{not json");
   CHECK_THROWS_WITH_AS(load_tokenizer_json(path), doctest::Contains("tokenizer.json: not valid JSON"), EngineError);
 }
