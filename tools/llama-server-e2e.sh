@@ -22,6 +22,8 @@
 #     prompt length >= 64 tokens; shorter prompts are listed, HTTP overhead dominates them);
 #   - reuse figures equal the server's: every warm TTFT request's and agentic turn's cached
 #     tokens equal the server's timings.cache_n, and the agentic reuse shortfall is 0;
+#   - every BFCL entry was cold: its cached_tokens equal the server's cache_n and are at most a
+#     chat template's head (32; suites/cold_request.hpp);
 #   - the load sweep: per level, the client's median TPOT within 20% of the server's
 #     predicted_ms / (predicted_n - 1).
 # Prints a summary; exit 0 when every check passes, 1 otherwise.
