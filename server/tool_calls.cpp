@@ -3,6 +3,7 @@
 #include <cctype>
 #include <utility>
 
+#include "common/json_depth.hpp"
 #include "server/chat_template.hpp"
 
 namespace atlas::server {
@@ -19,6 +20,9 @@ std::string_view trim(std::string_view s) {
 
 /// {"name": ..., "arguments": {...} or "..."} (also "parameters" as some models write).
 bool parse_hermes_body(std::string_view body, ToolCall& call) {
+  // Printing the arguments recurses once per level: a model told to emit 100,000 '[' would
+  // overflow the server's stack. Deeper than any tool schema: not a call, the text stays.
+  if (json_nesting_depth(body, kMaxJsonNesting) > kMaxJsonNesting) return false;
   auto j = nlohmann::ordered_json::parse(trim(body), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("name") || !j["name"].is_string()) return false;
   call.name = j["name"].get<std::string>();
@@ -103,6 +107,15 @@ class PyParser {
   }
   bool value(nlohmann::ordered_json& v) {
     if (p_ >= s_.size()) return false;
+    // One frame per nesting level (and the arguments are printed recursively later): output
+    // nested deeper than any tool schema is not a call list, so a generation of 100,000 '['
+    // cannot overflow the stack.
+    if (depth_ >= kMaxJsonNesting) return false;
+    struct Level {
+      std::size_t& d;
+      explicit Level(std::size_t& depth) : d(++depth) {}
+      ~Level() { --d; }
+    } level(depth_);
     const char c = s_[p_];
     if (c == '\'' || c == '"') {
       std::string str;
@@ -188,6 +201,7 @@ class PyParser {
 
   std::string_view s_;
   std::size_t p_ = 0;
+  std::size_t depth_ = 0;
 };
 
 /// Length of the longest suffix of `s` that is a proper prefix of `tag`.

@@ -142,6 +142,28 @@ TEST_CASE("tool calls: an answer that starts with '[' but is no call list still 
   CHECK(unclosed.calls_emitted() == 1);
 }
 
+TEST_CASE("tool calls: output nested 100,000 deep stays text instead of overflowing the stack") {
+  // A prompt can make the model emit '[' until max_tokens: the Python-call parser recursed once
+  // per level and printing Hermes arguments does too, so such an answer crashed atlas-serve.
+  const std::string deep(100000, '['), shut(100000, ']');
+  const std::string py = "[f(a=" + deep + shut + ")]";
+  std::vector<ToolCall> calls;
+  CHECK_FALSE(parse_pythonic_calls(py, calls));
+  const auto r = parse_tool_calls(py);
+  CHECK(r.calls.empty());
+  CHECK(r.content == py);
+  const std::string hermes = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": " + deep + shut + "}}</tool_call>";
+  const auto h = parse_tool_calls(hermes);
+  CHECK(h.calls.empty());
+  CHECK(h.content == hermes);
+  const auto streamed = stream_in_pieces(hermes, 4096);
+  CHECK(streamed.calls.empty());
+  CHECK(streamed.content == hermes);
+  // 200 levels (beyond any real schema, below the limit of 256) still parse.
+  CHECK(parse_pythonic_calls("[f(a=" + std::string(200, '[') + std::string(200, ']') + ")]", calls));
+  CHECK(parse_tool_calls("<tool_call>{\"name\": \"g\", \"arguments\": {\"a\": " + std::string(200, '[') + std::string(200, ']') + "}}</tool_call>").calls.size() == 1);
+}
+
 TEST_CASE("tool_calls_json: OpenAI shape with ids") {
   const auto j = tool_calls_json({{"f", "{}"}, {"g", R"({"a": 1})"}}, "call_7_", 0);
   REQUIRE(j.size() == 2);
