@@ -45,7 +45,8 @@ TargetResponse ColdRequests::send(const Build& build, const std::string& what) {
     // A re-issued request always gets a unique head, also where the reset claimed success.
     const std::uint64_t base = attempt == 0 ? target_->cold_salt() : mix_seed(fallback_salt_, target_->cold_salt());
     const std::uint64_t salt = base == 0 ? 0 : (mix_seed(base, ++nonce_) | 1);
-    const TargetRequest req = build(salt);
+    TargetRequest req = build(salt);
+    req.cold = true;
     salted_ += salt != 0;
     TargetResponse resp = target_->generate(req);
     if (!resp.ok) return resp;

@@ -29,6 +29,10 @@ struct TargetRequest {
   /// Ask an endpoint for the generated token ids (vLLM/atlas-serve `return_token_ids`, llama.cpp
   /// `logprobs`), so a follow-up prompt can extend the output exactly (agentic suite).
   bool return_token_ids = false;
+  /// A cold request (suites/cold_request.hpp, agentic turn 1, load requests): an endpoint whose
+  /// server can skip its prefix cache for one request does so (llama.cpp `cache_prompt: false`),
+  /// so the prompt needs no salt. Other targets ignore it.
+  bool cold = false;
 };
 
 struct TargetResponse {
@@ -71,7 +75,8 @@ class Target {
   /// requests mix into their prompts, so a server's prefix cache cannot hold them from an
   /// earlier run or request (vLLM's and AIPerf's benchmarks use a random prefix the same way).
   /// 0 when the reset is known to have emptied the cache (in process; a server that accepted
-  /// the reset), keeping prompts and outputs reproducible and reuse figures comparable.
+  /// the reset) or when the target makes each TargetRequest::cold request cold by itself,
+  /// keeping prompts and outputs reproducible and reuse figures comparable.
   virtual std::uint64_t cold_salt() const { return 0; }
 };
 

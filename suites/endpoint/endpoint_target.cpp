@@ -234,6 +234,9 @@ json EndpointTarget::request_body(const TargetRequest& req) const {
     body["ignore_eos"] = true;                // vLLM, SGLang, llama.cpp, TRT-LLM, atlas-serve
     body["min_tokens"] = req.max_new_tokens;  // vLLM, TRT-LLM: the length asked is the length measured
   }
+  // llama.cpp skips its prompt cache for this request (the whole prompt is prefilled; the slot
+  // keeps it afterwards, so a warm follow-up still reuses it): cold without a salt.
+  if (req.cold && kind_ == "llamacpp") body["cache_prompt"] = false;
   if (req.return_token_ids) {
     if (kind_ == "llamacpp") {
       // llama.cpp lists each generated token's id in logprobs.content[] (n_probs >= 1); its
@@ -277,7 +280,7 @@ void EndpointTarget::give_back(std::unique_ptr<HttpClient> c) {
 
 std::uint64_t EndpointTarget::cold_salt() const {
   std::lock_guard lock(mu_);
-  return last_reset_ok_ ? 0 : salt_;
+  return last_reset_ok_ || kind_ == "llamacpp" ? 0 : salt_;
 }
 
 void EndpointTarget::reset_session() {

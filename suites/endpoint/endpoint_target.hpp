@@ -57,8 +57,9 @@ class EndpointTarget final : public Target {
   /// (they carry a unique prefix, cold_salt(), and are checked against cached_tokens).
   void reset_session() override;
   /// 0 after a reset the server accepted (its cache is empty: prompts stay as in process, so
-  /// reuse figures compare exactly); a random per-target value before any reset and when the
-  /// server has no working reset.
+  /// reuse figures compare exactly) and for llama.cpp, which skips its cache for a cold request
+  /// (`cache_prompt: false`); a random per-target value before any reset and when the server
+  /// has neither.
   std::uint64_t cold_salt() const override;
   const engine::Tokenizer& tokenizer() const override;
   int context_length() const override { return context_length_; }

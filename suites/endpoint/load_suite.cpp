@@ -134,6 +134,7 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
           q.max_new_tokens = cfg.output_len;
           q.ignore_eos = true;
           q.reuse_prefix = true;
+          q.cold = true;
           return q;
         },
         lo);

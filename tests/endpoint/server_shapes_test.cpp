@@ -10,7 +10,9 @@
 #include <doctest/doctest.h>
 
 #include "engine/model.hpp"
+#include "suites/cold_request.hpp"
 #include "suites/endpoint/endpoint_target.hpp"
+#include "tests/server/fake_generator.hpp"
 #include "tests/test_data.hpp"
 #include "suites/latency.hpp"
 #include "tests/endpoint/script_server.hpp"
@@ -168,6 +170,45 @@ TEST_CASE("server shapes: the request asks each server for ids and an exact leng
   const json o = body_for(owned_by("someone"));
   CHECK_FALSE(o.contains("return_token_ids"));
   CHECK_FALSE(o.contains("logprobs"));
+  CHECK_FALSE(l.contains("cache_prompt"));  // not a cold request: the server's cache stays usable
+}
+
+TEST_CASE("server shapes: llama.cpp makes a cold request cold by itself (cache_prompt: false): the prompt is sent unsalted") {
+  ScriptServer s;
+  s.reset_route = false;  // llama-server has no /reset_prefix_cache
+  s.models = owned_by("llamacpp", {{"meta", {{"n_ctx", 64}}}});
+  s.script = {{{}, completion_event("a")}, {{}, "data: [DONE]\n\n"}};
+  s.start();
+  EndpointOptions o = opts(s.url());
+  o.tokenizer = std::make_shared<atlas::test::ByteTokenizer>();
+  EndpointTarget t(o);
+  CHECK(t.cold_salt() == 0);
+  atlas::suites::ColdRequests cold(t);
+  TargetRequest base;
+  base.prompt_ids = {1, 10, 11, 12, 13, 14};
+  base.max_new_tokens = 1;
+  const TargetResponse r = cold.send(
+      [&](std::uint64_t salt) {
+        TargetRequest q = base;
+        q.prompt_ids = cold.salted_ids(base.prompt_ids, salt, 64);
+        return q;
+      },
+      "test");
+  REQUIRE(r.ok);
+  CHECK(cold.salted() == 0);
+  CHECK(s.reset_calls == 1);
+  const auto bodies = s.bodies();
+  REQUIRE(bodies.size() == 1);
+  const json b = json::parse(bodies[0]);
+  CHECK(b["cache_prompt"] == false);
+  CHECK(b["prompt"] == json(base.prompt_ids));
+  // Other servers do not know the field (TRT-LLM refuses unknown fields): never sent to them.
+  ScriptServer v;
+  v.models = owned_by("vllm", {{"max_model_len", 64}});
+  v.start();
+  TargetRequest c = base;
+  c.cold = true;
+  CHECK_FALSE(EndpointTarget(opts(v.url())).request_body(c).contains("cache_prompt"));
 }
 
 TEST_CASE("server shapes: the context length comes from max_model_len, llama.cpp's meta.n_ctx or /props, or the option") {
