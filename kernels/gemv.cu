@@ -111,6 +111,28 @@ __device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, co
   __syncthreads();
 }
 
+/// The input vector x as 16-byte vectors of the weight type, as both GEMV variants read it after
+/// the PDL wait: RMSNorm(x) * g written to shared memory (In == rmsnorm; x is float), x copied to
+/// shared memory (stage_x), or x read in place from global memory. `smem` is the kernel's dynamic
+/// shared memory (at least ld elements of W when staged). Every thread of the block must call it
+/// (block reductions and barriers inside).
+template <typename W, GemvInput In>
+__device__ __forceinline__ const uint4* gemv_input(const void* __restrict__ xin, const W* __restrict__ norm, int k,
+                                                   int ld, float eps, int nvec, int stage_x, unsigned char* smem,
+                                                   float* scratch) {
+  if constexpr (In == GemvInput::rmsnorm) {
+    W* xs = reinterpret_cast<W*>(smem);
+    rmsnorm_prologue(static_cast<const float*>(xin), norm, k, ld, eps, xs, scratch);
+    return reinterpret_cast<const uint4*>(xs);
+  } else if (stage_x) {
+    uint4* xs = reinterpret_cast<uint4*>(smem);
+    stage_vector(static_cast<const uint4*>(xin), nvec, xs);
+    return xs;
+  } else {
+    return static_cast<const uint4*>(xin);
+  }
+}
+
 /// End of a row pair, both variants: reduce the lanes' sums, then the pair's KSplit slices in
 /// shared memory in a fixed order (deterministic), and store from lane 0 of slice 0. Every
 /// thread of the block must call it (barriers when KSplit > 1).
@@ -195,18 +217,7 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
   load_batch(wr, c0, pair < p1);
   dev::pdl_wait();
 
-  const uint4* xv;
-  if constexpr (In == GemvInput::rmsnorm) {
-    W* xs = reinterpret_cast<W*>(smem_raw);
-    rmsnorm_prologue(static_cast<const float*>(xin), norm, k, ld, eps, xs, scratch);
-    xv = reinterpret_cast<const uint4*>(xs);
-  } else if (stage_x) {
-    uint4* xs = reinterpret_cast<uint4*>(smem_raw);
-    stage_vector(static_cast<const uint4*>(xin), nvec, xs);
-    xv = xs;
-  } else {
-    xv = static_cast<const uint4*>(xin);
-  }
+  const uint4* xv = gemv_input<W, In>(xin, norm, k, ld, eps, nvec, stage_x, smem_raw, scratch);
 
   for (int step0 = p0; step0 < p1; step0 += kGroups) {
     pair = step0 + group;
@@ -327,18 +338,7 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   }
   dev::pdl_wait();
 
-  const uint4* xv;
-  if constexpr (In == GemvInput::rmsnorm) {
-    W* xs = reinterpret_cast<W*>(smem_raw);
-    rmsnorm_prologue(static_cast<const float*>(xin), norm, k, ld, eps, xs, scratch);
-    xv = reinterpret_cast<const uint4*>(xs);
-  } else if (stage_x) {
-    uint4* xs = reinterpret_cast<uint4*>(smem_raw);
-    stage_vector(static_cast<const uint4*>(xin), nvec, xs);
-    xv = xs;
-  } else {
-    xv = static_cast<const uint4*>(xin);
-  }
+  const uint4* xv = gemv_input<W, In>(xin, norm, k, ld, eps, nvec, stage_x, smem_raw, scratch);
   if (half) {
     if (items > 0) issue_part(0, kChunk / 2, kChunk);
     cp_async_commit();
