@@ -14,18 +14,18 @@
 
 namespace atlas::engine {
 
-/// A weight tensor as the engine holds it: float32 values, or the file's own bf16 / f16 bytes
-/// (typed, mmap-backed: loading such a file does not copy its matrices). It reads like a
+/// A weight tensor as the engine holds it: float32 values, or the file's own bf16 / f16 / Q8_0
+/// bytes (typed, mmap-backed: loading such a file does not copy its matrices). It reads like a
 /// std::span<const float> for float32 tensors (data(), iteration, conversion to a span); for a
 /// typed tensor those throw EngineError, and callers use operator[], to_f32() or the CPU
-/// matmul, which reads bf16 / f16 directly.
+/// matmul, which reads bf16 / f16 directly and Q8_0 a block of rows at a time.
 class Weight {
  public:
   Weight() = default;
   Weight(std::span<const float> v) noexcept  // NOLINT: implicit, a float span is a float32 weight
       : dtype_(DType::f32), bytes_(std::as_bytes(v)), n_(v.size()) {}
   Weight(std::span<float> v) noexcept : Weight(std::span<const float>(v)) {}  // NOLINT
-  /// `n` elements stored as `t` (bf16, f16 or f32) in `bytes` (exactly n * element size).
+  /// `n` elements stored as `t` in `bytes` (exactly storage_bytes(t, n); Q8_0: n a multiple of 32).
   static Weight stored(DType t, std::span<const std::byte> bytes, std::size_t n);
 
   DType dtype() const { return dtype_; }
@@ -42,10 +42,13 @@ class Weight {
   /// Element i as float32, whatever the storage.
   float operator[](std::size_t i) const;
   float back() const { return (*this)[n_ - 1]; }
-  /// Elements [off, off + n) as a Weight of the same storage.
+  /// Elements [off, off + n) as a Weight of the same storage (off and n whole blocks: multiples
+  /// of 32 for Q8_0; EngineError otherwise).
   Weight subspan(std::size_t off, std::size_t n) const;
-  /// Elements [off, off + n) converted to float32 into out.
+  /// Elements [off, off + n) converted to float32 into out (any off and n).
   void to_f32(std::size_t off, std::size_t n, float* out) const;
+  /// Bytes of one row of `cols` elements (cols a whole number of blocks).
+  std::size_t row_bytes(std::size_t cols) const;
 
  private:
   DType dtype_ = DType::f32;
@@ -68,13 +71,14 @@ struct DeltaNetWeights {
   Weight out;      ///< [dim][value_dim]
 };
 
-/// Weights of a moe ffn. Experts are stacked: expert e's gate matrix is rows
-/// [e*expert_hidden, (e+1)*expert_hidden) of gate_exps.
+/// Weights of a moe ffn. One Weight per expert: a view of its slice of a stacked GGUF tensor, or
+/// of its own tensor in a Hugging Face checkpoint (per-expert or transformers 5's fused
+/// gate_up_proj), so experts stay in the file's dtype wherever the file keeps them.
 struct MoeWeights {
-  Weight router;       ///< [n_experts][dim]
-  Weight gate_exps;    ///< [n_experts][expert_hidden][dim]
-  Weight up_exps;      ///< [n_experts][expert_hidden][dim]
-  Weight down_exps;    ///< [n_experts][dim][expert_hidden]
+  Weight router;                   ///< [n_experts][dim]
+  std::vector<Weight> gate_exps;   ///< [n_experts] x [expert_hidden][dim]
+  std::vector<Weight> up_exps;     ///< [n_experts] x [expert_hidden][dim]
+  std::vector<Weight> down_exps;   ///< [n_experts] x [dim][expert_hidden]
   Weight shared_gate;  ///< [dim] sigmoid gate of the shared expert (1 output)
   Weight gate_shexp;   ///< [shared_hidden][dim]; all four empty without a shared expert
   Weight up_shexp;     ///< [shared_hidden][dim]

@@ -82,9 +82,12 @@ void check_weights(const Model& m) {
         throw EngineError("model '" + c.name + "': invalid moe config (experts " + std::to_string(e) + ", used " +
                           std::to_string(c.n_experts_used) + ", expert hidden " + std::to_string(eh) + ")");
       check_size(c, blk + "ffn_gate_inp", w.moe.router, e * d);
-      check_size(c, blk + "ffn_gate_exps", w.moe.gate_exps, e * eh * d);
-      check_size(c, blk + "ffn_up_exps", w.moe.up_exps, e * eh * d);
-      check_size(c, blk + "ffn_down_exps", w.moe.down_exps, e * d * eh);
+      for (const auto* list : {&w.moe.gate_exps, &w.moe.up_exps, &w.moe.down_exps}) {
+        const std::string name = blk + (list == &w.moe.gate_exps ? "ffn_gate_exps" : list == &w.moe.up_exps ? "ffn_up_exps" : "ffn_down_exps");
+        if (static_cast<long long>(list->size()) != e)
+          throw EngineError("model '" + c.name + "': weight " + name + " has " + std::to_string(list->size()) + " experts, expected " + std::to_string(e));
+        for (std::size_t x = 0; x < list->size(); ++x) check_size(c, name + "[" + std::to_string(x) + "]", (*list)[x], eh * d);
+      }
       if (sh > 0) {
         check_size(c, blk + "ffn_gate_inp_shexp", w.moe.shared_gate, d);
         check_size(c, blk + "ffn_gate_shexp", w.moe.gate_shexp, sh * d);

@@ -12,6 +12,10 @@ namespace atlas::engine::cpu {
 
 namespace {
 
+// Multiply-adds of one expert (gate + up + down for its tokens) below which the experts, not
+// their rows, are split across threads (decode: top-k experts of one token each).
+constexpr long long kMoeRowSplitMacs = 1LL << 22;
+
 class SwigluFfn final : public Ffn {
  public:
   SwigluFfn(const ModelConfig& c, const LayerWeights& w) : c_(c), w_(w) {}
@@ -82,34 +86,71 @@ class MoeFfn final : public Ffn {
       std::fill(y, y + nd, 0.0f);
       // Expert by expert (ascending id, as HF's loop): gather the tokens routed to it, run its
       // SwiGLU as one batched matmul, scatter-add the weighted rows.
-      std::vector<int> tokens;
-      std::vector<float> wts;
+      struct Active {
+        int expert;
+        std::size_t first;  // rows [first, first + tokens.size()) of the output buffer
+        std::vector<int> tokens;
+        std::vector<float> wts;
+      };
+      std::vector<Active> active;
+      std::size_t rows = 0, max_m = 0;
       for (int e = 0; e < E; ++e) {
-        tokens.clear();
-        wts.clear();
+        Active a{e, rows, {}, {}};
         for (std::size_t i = 0; i < chosen.size(); ++i) {
           if (chosen[i] == e) {
-            tokens.push_back(static_cast<int>(i / static_cast<std::size_t>(K)));
-            wts.push_back(weight[i]);
+            a.tokens.push_back(static_cast<int>(i / static_cast<std::size_t>(K)));
+            a.wts.push_back(weight[i]);
           }
         }
-        if (tokens.empty()) continue;
-        const int m = static_cast<int>(tokens.size());
-        const std::size_t ms = static_cast<std::size_t>(m);
-        float* xs = ctx.ws.get(Workspace::moe_x, ms * static_cast<std::size_t>(dim));
-        float* h = ctx.ws.get(Workspace::moe_h, ms * static_cast<std::size_t>(eh));
-        float* h2 = ctx.ws.get(Workspace::moe_h2, ms * static_cast<std::size_t>(eh));
-        for (int i = 0; i < m; ++i) std::copy(xb + static_cast<long>(tokens[static_cast<std::size_t>(i)]) * dim,
-                                              xb + static_cast<long>(tokens[static_cast<std::size_t>(i)] + 1) * dim, xs + static_cast<long>(i) * dim);
-        const std::size_t off = static_cast<std::size_t>(e) * static_cast<std::size_t>(eh) * static_cast<std::size_t>(dim);
-        const std::size_t per = static_cast<std::size_t>(eh) * static_cast<std::size_t>(dim);
-        matmul_fused(ctx.pool, xs, m, dim, {{h, w_.gate_exps.subspan(off, per), eh}, {h2, w_.up_exps.subspan(off, per), eh}});
-        swiglu(h, h2, m * eh);
-        matmul(ctx.pool, xs, h, w_.down_exps.subspan(off, per), m, eh, dim);  // xs reused as the output
+        if (a.tokens.empty()) continue;
+        rows += a.tokens.size();
+        max_m = std::max(max_m, a.tokens.size());
+        active.push_back(std::move(a));
+      }
+      const std::size_t sd = static_cast<std::size_t>(dim), se = static_cast<std::size_t>(eh);
+      float* xs_all = ctx.ws.get(Workspace::moe_x, rows * sd);  // per routed row: its input, then the expert's output
+      // Few tokens per expert (decode): one expert's matmuls are too small to split by rows (the
+      // workers would wake for microseconds of work), so the experts themselves go to the workers,
+      // each with its own scratch and single-threaded matmuls. Many tokens (prefill): experts in
+      // turn, each matmul split by rows. Either way every row's arithmetic is the same and the
+      // scatter-add below runs in expert order: results do not depend on the thread count.
+      const bool by_expert = ctx.pool.size() > 1 && active.size() > 1 && 3LL * static_cast<long long>(max_m) * eh * dim < kMoeRowSplitMacs;
+      const int workers = by_expert ? ctx.pool.size() : 1;
+      float* h_all = ctx.ws.get(Workspace::moe_h, static_cast<std::size_t>(workers) * max_m * se);
+      float* h2_all = ctx.ws.get(Workspace::moe_h2, static_cast<std::size_t>(workers) * max_m * se);
+      auto run_expert = [&](const Active& a, int worker, bool split_rows) {
+        const int m = static_cast<int>(a.tokens.size());
+        float* xs = xs_all + a.first * sd;
+        float* h = h_all + static_cast<std::size_t>(worker) * max_m * se;
+        float* h2 = h2_all + static_cast<std::size_t>(worker) * max_m * se;
         for (int i = 0; i < m; ++i) {
-          float* dst = y + static_cast<long>(tokens[static_cast<std::size_t>(i)]) * dim;
-          const float* src = xs + static_cast<long>(i) * dim;
-          const float wi = wts[static_cast<std::size_t>(i)];
+          const float* src = xb + static_cast<long>(a.tokens[static_cast<std::size_t>(i)]) * dim;
+          std::copy(src, src + dim, xs + static_cast<long>(i) * dim);
+        }
+        const std::size_t ei = static_cast<std::size_t>(a.expert);
+        if (split_rows) {
+          matmul_fused(ctx.pool, xs, m, dim, {{h, w_.gate_exps[ei], eh}, {h2, w_.up_exps[ei], eh}});
+          swiglu(h, h2, m * eh);
+          matmul(ctx.pool, xs, h, w_.down_exps[ei], m, eh, dim);  // xs reused as the output
+        } else {
+          matmul_serial(h, xs, w_.gate_exps[ei], m, dim, eh);
+          matmul_serial(h2, xs, w_.up_exps[ei], m, dim, eh);
+          swiglu(h, h2, m * eh);
+          matmul_serial(xs, h, w_.down_exps[ei], m, eh, dim);
+        }
+      };
+      if (by_expert) {
+        ctx.pool.parallel_for(static_cast<int>(active.size()), [&](int worker, int b, int e) {
+          for (int i = b; i < e; ++i) run_expert(active[static_cast<std::size_t>(i)], worker, false);
+        });
+      } else {
+        for (const auto& a : active) run_expert(a, 0, true);
+      }
+      for (const auto& a : active) {
+        for (std::size_t i = 0; i < a.tokens.size(); ++i) {
+          float* dst = y + static_cast<long>(a.tokens[i]) * dim;
+          const float* src = xs_all + (a.first + i) * sd;
+          const float wi = a.wts[i];
           for (int j = 0; j < dim; ++j) dst[j] += src[j] * wi;
         }
       }

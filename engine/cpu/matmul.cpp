@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
 #include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -265,6 +268,20 @@ __attribute__((target("avx2,fma"))) void attention_avx2(float* out, const float*
   }
 }
 
+/// Q8_0 blocks -> float32 (x = d * q), eight lanes at a time: exact, as the scalar dequantize().
+__attribute__((target("avx2,fma,f16c"))) void q8_0_widen_avx2(const std::byte* w, std::size_t blocks, float* dst) {
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::byte* p = w + 34 * b;
+    std::uint16_t h;
+    std::memcpy(&h, p, 2);
+    const __m256 d = _mm256_set1_ps(f16_to_f32(h));
+    for (int j = 0; j < 32; j += 8) {
+      const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 2 + j));
+      _mm256_storeu_ps(dst + 32 * b + j, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q))));
+    }
+  }
+}
+
 bool cpu_has_avx2() {
   // F16C from CPUID leaf 1 (ECX bit 29): clang 16's __builtin_cpu_supports has no "f16c", and
   // the fuzz build (make fuzz) compiles this file with clang.
@@ -333,9 +350,37 @@ void matmul_rows(const Kernels<WT>& k, float* y, const float* x, const WT* w, in
   }
 }
 
+/// Q8_0 rows [rb, rb + rows) (each `in` elements: in / 32 blocks of an f16 scale and 32 int8)
+/// widened to float32 into dst, x = d * q as dequantize() computes it.
+void q8_0_widen(const std::byte* w, int rows, int in, float* dst) {
+  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(in);
+#ifdef ATLAS_X86
+  if (g_use_avx2 && cpu_has_avx2()) {
+    q8_0_widen_avx2(w, n / 32, dst);
+    return;
+  }
+#endif
+  dequantize(DType::q8_0, std::span<const std::byte>(w, n / 32 * 34), std::span<float>(dst, n));
+}
+
+/// Q8_0 weights: each block of kRowBlock rows is widened once into a per-thread buffer (it stays
+/// in L1/L2) and multiplied by the float32 kernels, with the same row blocking as a float32
+/// matrix, so the result is bit-identical to widening the whole tensor at load.
+void q8_0_rows(float* y, const float* x, const std::byte* w, int n, int in, int out, int r0, int r1) {
+  thread_local std::vector<float> buf;
+  buf.resize(static_cast<std::size_t>(kRowBlock) * static_cast<std::size_t>(in));
+  const std::size_t row_bytes = static_cast<std::size_t>(in / 32) * 34;
+  for (int rb = r0; rb < r1; rb += kRowBlock) {
+    const int re = std::min(r1, rb + kRowBlock);
+    q8_0_widen(w + static_cast<std::size_t>(rb) * row_bytes, re - rb, in, buf.data());
+    matmul_rows(active_kernels<float>(), y + rb, x, buf.data(), n, in, out, 0, re - rb);
+  }
+}
+
 /// The rows [r0, r1) of one product, dispatched on the weight's storage.
 void product_rows(float* y, const float* x, const void* w, DType t, int n, int in, int out, int r0, int r1) {
   switch (t) {
+    case DType::q8_0: q8_0_rows(y, x, static_cast<const std::byte*>(w), n, in, out, r0, r1); return;
     case DType::bf16: matmul_rows(active_kernels<Bf16>(), y, x, static_cast<const Bf16*>(w), n, in, out, r0, r1); return;
     case DType::f16: matmul_rows(active_kernels<F16>(), y, x, static_cast<const F16*>(w), n, in, out, r0, r1); return;
     default: matmul_rows(active_kernels<float>(), y, x, static_cast<const float*>(w), n, in, out, r0, r1); return;
@@ -410,6 +455,10 @@ void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, i
 
 void matmul(ThreadPool& pool, float* y, const float* x, const Weight& w, int n, int in, int out) {
   matmul_any(pool, y, x, w.bytes().data(), w.dtype(), n, in, out);
+}
+
+void matmul_serial(float* y, const float* x, const Weight& w, int n, int in, int out) {
+  product_rows(y, x, w.bytes().data(), w.dtype(), n, in, out, 0, out);
 }
 
 void matmul_fused(ThreadPool& pool, const float* x, int n, int in, std::initializer_list<MatmulOut> products) {

@@ -15,9 +15,14 @@ namespace atlas::engine::cpu {
 /// run time), else portable code with the same blocking.
 void matmul(ThreadPool& pool, float* y, const float* x, const float* w, int n, int in, int out);
 
-/// As above with the weight in its stored type (float32, bf16 or f16; engine/model.hpp Weight):
-/// bf16 / f16 rows are widened to float32 in registers, never copied.
+/// As above with the weight in its stored type (float32, bf16, f16 or Q8_0; engine/model.hpp
+/// Weight): bf16 / f16 rows are widened to float32 in registers, never copied; Q8_0 rows are
+/// widened 16 rows at a time into a per-thread buffer (`in` a multiple of 32). Results are
+/// bit-identical to multiplying the float32 widening of the whole matrix.
 void matmul(ThreadPool& pool, float* y, const float* x, const Weight& w, int n, int in, int out);
+
+/// As matmul() on the calling thread only (for work already split across the pool's workers).
+void matmul_serial(float* y, const float* x, const Weight& w, int n, int in, int out);
 
 /// One product of a fused matmul: y [n][out] = x W^T with w [out][in] (float32, or a typed Weight).
 struct MatmulOut {

@@ -1,11 +1,11 @@
 #pragma once
 // Storage types of weight tensors and their conversion to float32.
 //
-// A loader keeps F32 tensors and BF16 / F16 matrices in place in the file mapping (typed
-// engine::Weight, engine/model.hpp): the CPU matmul widens bf16 / f16 in registers and the CUDA
-// upload widens a bounded chunk at a time, so loading a bf16 checkpoint costs no host memory
-// beyond the mapped file. Vectors (norms, biases) and Q8_0 tensors are converted to float32 once,
-// at load time, into a buffer the Model owns.
+// A loader keeps F32 tensors and BF16 / F16 / Q8_0 matrices in place in the file mapping (typed
+// engine::Weight, engine/model.hpp): the CPU matmul widens bf16 / f16 in registers and Q8_0 a
+// block of rows at a time, and the CUDA upload widens a bounded chunk at a time, so loading a
+// checkpoint costs no host memory beyond the mapped file. Vectors (norms, biases) are converted
+// to float32 once, at load time, into a buffer the Model owns.
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -443,7 +443,8 @@ void read_qwen3next_keys(const GgufFile& f, ModelConfig& c) {
 
 /// llama.cpp's current qwen3next converter writes each Gated DeltaNet input projection as
 /// blk.N.attn_qkv ([q | k | v]) + blk.N.attn_gate (z) instead of the legacy grouped ssm_in; the
-/// engine computes from the grouped form, so rebuild it (float32, owned by the model).
+/// engine computes from the grouped form, so rebuild it (rows copied in the file's dtype, owned by
+/// the model).
 void split_qkv_to_grouped(Model& m, TensorTable& table, const std::filesystem::path& path) {
   const ModelConfig& c = m.config;
   for (int l = 0; l < c.n_layers; ++l) {
@@ -458,14 +459,31 @@ void split_qkv_to_grouped(Model& m, TensorTable& table, const std::filesystem::p
     if (qkv->second.shape != want_qkv || gate->second.shape != want_gate)
       throw EngineError(path.string() + ": tensors " + p + "attn_qkv / attn_gate do not have the shapes [" + std::to_string(c.gdn_conv_dim()) +
                         "," + std::to_string(c.dim) + "] / [" + std::to_string(c.gdn_value_dim()) + "," + std::to_string(c.dim) + "]");
-    std::vector<float> a(static_cast<std::size_t>(qkv->second.elements())), b(static_cast<std::size_t>(gate->second.elements()));
-    dequantize(qkv->second.dtype, qkv->second.data, a);
-    dequantize(gate->second.dtype, gate->second.data, b);
-    auto grouped = std::make_shared<std::vector<float>>(a.size() + b.size());
-    qkvz_grouped_from_split(c, a.data(), b.data(), grouped->data());
-    m.keep_alive(grouped);
-    table[p + "ssm_in.weight"] = TensorView{DType::f32, {c.gdn_qkvz_dim(), c.dim},
-                                            std::as_bytes(std::span<const float>(grouped->data(), grouped->size()))};
+    const TensorView &qv = qkv->second, &gv = gate->second;
+    const auto row = storage_bytes(qv.dtype, c.dim);
+    if (qv.dtype == gv.dtype && row && *row * c.gdn_conv_dim() == static_cast<std::int64_t>(qv.data.size())) {
+      // Regroup whole rows in the file's dtype (bf16 / f16 / Q8_0 stay typed: a copy of this one
+      // tensor, never widened to float32).
+      const std::size_t rb = static_cast<std::size_t>(*row);
+      auto grouped = std::make_shared<std::vector<std::byte>>(rb * static_cast<std::size_t>(c.gdn_qkvz_dim()));
+      const auto sources = qkvz_grouped_sources(c);
+      for (std::size_t r = 0; r < sources.size(); ++r) {
+        const auto& [from_gate, src] = sources[r];
+        const std::byte* from = (from_gate ? gv : qv).data.data() + static_cast<std::size_t>(src) * rb;
+        std::copy(from, from + rb, grouped->data() + r * rb);
+      }
+      m.keep_alive(grouped);
+      table[p + "ssm_in.weight"] = TensorView{qv.dtype, {c.gdn_qkvz_dim(), c.dim}, std::span<const std::byte>(*grouped), {}};
+    } else {
+      std::vector<float> a(static_cast<std::size_t>(qv.elements())), b(static_cast<std::size_t>(gv.elements()));
+      dequantize(qv.dtype, qv.data, a);
+      dequantize(gv.dtype, gv.data, b);
+      auto grouped = std::make_shared<std::vector<float>>(a.size() + b.size());
+      qkvz_grouped_from_split(c, a.data(), b.data(), grouped->data());
+      m.keep_alive(grouped);
+      table[p + "ssm_in.weight"] = TensorView{DType::f32, {c.gdn_qkvz_dim(), c.dim},
+                                              std::as_bytes(std::span<const float>(grouped->data(), grouped->size())), {}};
+    }
     table.erase(qkv);
     table.erase(p + "attn_gate.weight");
   }
@@ -518,7 +536,7 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
 
   TensorTable table;
   for (const auto& t : f.tensors) {
-    if (!table.emplace(t.name, TensorView{t.dtype, row_major(t.ne), f.tensor_data(t)}).second)
+    if (!table.emplace(t.name, TensorView{t.dtype, row_major(t.ne), f.tensor_data(t), {}}).second)
       throw EngineError(path.string() + ": GGUF tensor '" + t.name + "': duplicate name");
   }
   auto emb = table.find("token_embd.weight");

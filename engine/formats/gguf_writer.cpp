@@ -141,6 +141,18 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
     v.to_f32(0, v.size(), buf.data());
     return buf;
   };
+  // Experts (one Weight each) stacked into one float32 tensor, expert 0 first (llama.cpp's *_exps).
+  auto stacked = [&](const std::vector<Weight>& experts) -> std::span<const float> {
+    std::size_t total = 0;
+    for (const auto& x : experts) total += x.size();
+    auto& buf = scratch.emplace_back(total);
+    std::size_t at = 0;
+    for (const auto& x : experts) {
+      x.to_f32(0, x.size(), buf.data() + at);
+      at += x.size();
+    }
+    return buf;
+  };
   auto mat = [&](std::string name, const Weight& v, std::int64_t rows, std::int64_t cols) {
     ts.push_back({std::move(name), {cols, rows}, f32(v), opts.dtype});
   };
@@ -182,9 +194,9 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
     }
     const std::int64_t e = c.n_experts, eh = c.expert_hidden_dim, sh = c.shared_expert_hidden_dim;
     mat(p + "ffn_gate_inp.weight", L.moe.router, e, dim);
-    ts.push_back({p + "ffn_gate_exps.weight", {dim, eh, e}, f32(L.moe.gate_exps), opts.dtype});
-    ts.push_back({p + "ffn_up_exps.weight", {dim, eh, e}, f32(L.moe.up_exps), opts.dtype});
-    ts.push_back({p + "ffn_down_exps.weight", {eh, dim, e}, f32(L.moe.down_exps), opts.dtype});
+    ts.push_back({p + "ffn_gate_exps.weight", {dim, eh, e}, stacked(L.moe.gate_exps), opts.dtype});
+    ts.push_back({p + "ffn_up_exps.weight", {dim, eh, e}, stacked(L.moe.up_exps), opts.dtype});
+    ts.push_back({p + "ffn_down_exps.weight", {eh, dim, e}, stacked(L.moe.down_exps), opts.dtype});
     if (sh > 0) {
       vec(p + "ffn_gate_inp_shexp.weight", L.moe.shared_gate, dim);
       mat(p + "ffn_gate_shexp.weight", L.moe.gate_shexp, sh, dim);

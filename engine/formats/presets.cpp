@@ -80,6 +80,10 @@ const std::vector<Preset>& presets() {
       // The anchors' qnext-tiny, vocabulary 512 (keeps reference logits a few KB).
       {"qwen3-next-tiny", qwen3_next("qwen3-next-tiny", 256, 8, 4, 1, 128, 32, 4, 8, 64, 64, 32, 4, 64, 64, 512, 4096, 1e7f)},
       {"qwen3-next-80b-a3b", qwen3_next("qwen3-next-80b-a3b", 2048, 48, 16, 2, 256, 64, 16, 32, 128, 128, 512, 10, 512, 512, 151936, 262144, 1e7f)},
+      // Release per-layer shapes (hidden 2048, attention 16/2 x 256, GDN 16/32 x 128, experts of 512
+      // + shared 512, top-10) in one 3:1 cycle with 16 experts and a 32k vocabulary: ~0.94 GB bf16,
+      // for load-memory measurements on a CPU box.
+      {"qwen3-next-e16-l4", qwen3_next("qwen3-next-e16-l4", 2048, 4, 16, 2, 256, 64, 16, 32, 128, 128, 16, 10, 512, 512, 32000, 262144, 1e7f)},
       {"qwen3-next-e64", qwen3_next("qwen3-next-e64", 2048, 48, 16, 2, 256, 64, 16, 32, 128, 128, 64, 10, 512, 512, 151936, 262144, 1e7f)},
   };
   return all;

@@ -133,6 +133,12 @@ void for_qkvz_rows(const ModelConfig& c, F f) {
 }
 }  // namespace
 
+std::vector<std::pair<bool, int>> qkvz_grouped_sources(const ModelConfig& c) {
+  std::vector<std::pair<bool, int>> out(static_cast<std::size_t>(c.gdn_qkvz_dim()));
+  for_qkvz_rows(c, [&](int gi, bool from_gate, int si) { out[static_cast<std::size_t>(gi)] = {from_gate, si}; });
+  return out;
+}
+
 void qkvz_grouped_from_split(const ModelConfig& c, const float* qkv, const float* gate, float* grouped) {
   const std::size_t d = static_cast<std::size_t>(c.dim);
   for_qkvz_rows(c, [&](int gi, bool from_gate, int si) {
@@ -147,6 +153,14 @@ void qkvz_split_from_grouped(const ModelConfig& c, const float* grouped, float* 
     const float* src = grouped + static_cast<std::size_t>(gi) * d;
     std::copy(src, src + d, (from_gate ? gate : qkv) + static_cast<std::size_t>(si) * d);
   });
+}
+
+std::vector<Weight> split_experts(const Weight& stacked, int n_experts) {
+  std::vector<Weight> out;
+  if (stacked.empty() || n_experts <= 0) return out;
+  const std::size_t per = stacked.size() / static_cast<std::size_t>(n_experts);
+  for (int e = 0; e < n_experts; ++e) out.push_back(stacked.subspan(static_cast<std::size_t>(e) * per, per));
+  return out;
 }
 
 Model make_random_qwen3_next(const ModelConfig& config, std::uint64_t seed) {
@@ -211,9 +225,10 @@ Model make_random_qwen3_next(const ModelConfig& config, std::uint64_t seed) {
     L.w_gate = get(g + "ffn_gate.weight");
     L.w_up = get(g + "ffn_up.weight");
     L.w_down = get(g + "ffn_down.weight");
-    L.moe = {get(g + "ffn_gate_inp.weight"), get(g + "ffn_gate_exps.weight"), get(g + "ffn_up_exps.weight"),
-             get(g + "ffn_down_exps.weight"), get(g + "ffn_gate_inp_shexp.weight"), get(g + "ffn_gate_shexp.weight"),
-             get(g + "ffn_up_shexp.weight"), get(g + "ffn_down_shexp.weight")};
+    L.moe = {get(g + "ffn_gate_inp.weight"), split_experts(get(g + "ffn_gate_exps.weight"), config.n_experts),
+             split_experts(get(g + "ffn_up_exps.weight"), config.n_experts), split_experts(get(g + "ffn_down_exps.weight"), config.n_experts),
+             get(g + "ffn_gate_inp_shexp.weight"), get(g + "ffn_gate_shexp.weight"), get(g + "ffn_up_shexp.weight"),
+             get(g + "ffn_down_shexp.weight")};
   }
   if (config.vocab_size >= 259) m.tokenizer = make_byte_tokenizer(config.vocab_size);
   m.source.format = "preset";

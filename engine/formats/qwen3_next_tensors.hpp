@@ -6,6 +6,7 @@
 // (tests/engine/qwen3_next_reference/make_reference.py) both draw.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model.hpp"
@@ -51,6 +52,14 @@ float qwen3_next_engine_value(HfInit init, float hf_value);
 /// attn_gate: z of every value head), and back. Matrices row-major with `dim` columns.
 void qkvz_grouped_from_split(const ModelConfig& c, const float* qkv, const float* gate, float* grouped);
 void qkvz_split_from_grouped(const ModelConfig& c, const float* grouped, float* qkv, float* gate);
+
+/// The experts of a stacked [n_experts][rows][cols] tensor as one view each (empty when
+/// `stacked` is); the size must divide into whole blocks per expert.
+std::vector<Weight> split_experts(const Weight& stacked, int n_experts);
+
+/// Which split-layout row each row of HF's grouped in_proj_qkvz comes from: {from attn_gate,
+/// row}, so a loader can regroup rows in the file's own dtype (any row byte size).
+std::vector<std::pair<bool, int>> qkvz_grouped_sources(const ModelConfig& c);
 
 /// A qwen3_next model with the random weights above (what make_random_model builds for it).
 Model make_random_qwen3_next(const ModelConfig& config, std::uint64_t seed);

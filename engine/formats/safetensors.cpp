@@ -225,57 +225,82 @@ std::vector<std::filesystem::path> shard_files(const std::filesystem::path& dir)
   throw EngineError(dir.string() + ": neither model.safetensors nor model.safetensors.index.json");
 }
 
-/// Qwen3-Next: HF tensors -> the engine's GGUF-named table. Values are converted to float32 with
-/// the engine transforms (1 + w for zero-centred norms, -exp(A_log)), experts stacked; the
-/// per-expert checkpoint layout (mlp.experts.E.{gate,up,down}_proj.weight) and transformers
-/// 5's fused one (mlp.experts.gate_up_proj [E][2I][dim], mlp.experts.down_proj [E][dim][I]) are
-/// both read. Returns the table; `used` gets the HF names consumed.
+/// Qwen3-Next: HF tensors -> the engine's GGUF-named table. Matrices and every other tensor the
+/// engine uses as stored are views into the mapped checkpoint in its own dtype (bf16 stays bf16);
+/// experts are one view each (TensorView::parts), from the per-expert checkpoint layout
+/// (mlp.experts.E.{gate,up,down}_proj.weight) or transformers 5's fused one
+/// (mlp.experts.gate_up_proj [E][2I][dim], mlp.experts.down_proj [E][dim][I]). Only the tensors
+/// with an engine transform (1 + w for zero-centred norms, -exp(A_log): vectors) are converted,
+/// to float32. Returns the table; `used` gets the HF names consumed.
 TensorTable qwen3_next_table(Model& m, const std::map<std::string, TensorView>& hf, const std::filesystem::path& dir,
                              std::set<std::string>& used) {
   const ModelConfig& c = m.config;
   const auto list = qwen3_next_hf_tensors(c);
+  auto transformed = [](HfInit init) { return init == HfInit::zero_centred_norm || init == HfInit::a_log; };
   std::map<std::string, std::vector<std::int64_t>> shapes;  // engine (GGUF row-major) shape per tensor
-  std::map<std::string, std::int64_t> sizes;
+  std::int64_t convert_total = 0;
   for (const auto& t : list) {
     std::int64_t n = 1;
     for (auto d : t.shape) n *= d;
-    sizes[t.gguf_name] += n;
+    if (transformed(t.init)) convert_total += n;
     std::vector<std::int64_t> shape = t.shape;
     if (t.expert >= 0) shape.insert(shape.begin(), c.n_experts);
     if (t.gguf_name.ends_with("ssm_conv1d.weight")) shape = {t.shape[0], t.shape[2]};
     if (t.gguf_name.ends_with("ffn_gate_inp_shexp.weight")) shape = {t.shape[1]};
     shapes[t.gguf_name] = shape;
   }
-  std::int64_t total = 0;
-  for (const auto& [_, n] : sizes) total += n;
-  std::shared_ptr<float[]> buf = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(total));
-  m.keep_alive(buf);
-  std::map<std::string, float*> dst;
-  std::int64_t at = 0;
-  for (const auto& [name, n] : sizes) {
-    dst[name] = buf.get() + at;
-    at += n;
+  std::shared_ptr<float[]> buf;
+  if (convert_total > 0) {
+    buf = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(convert_total));
+    m.keep_alive(buf);
   }
-  auto convert = [&](const std::string& name, const TensorView& v, std::int64_t offset, std::int64_t n, float* out, HfInit init) {
-    const std::int64_t per = block_bytes(v.dtype) / block_elements(v.dtype);
-    dequantize(v.dtype, v.data.subspan(static_cast<std::size_t>(offset * per), static_cast<std::size_t>(n * per)),
-               std::span<float>(out, static_cast<std::size_t>(n)));
-    for (std::int64_t k = 0; k < n; ++k) out[k] = qwen3_next_engine_value(init, out[k]);
-    used.insert(name);
-  };
+  std::int64_t at = 0;
+  TensorTable table;
   auto shape_str = [](const std::vector<std::int64_t>& v) {
     std::string o = "[";
     for (std::size_t i = 0; i < v.size(); ++i) o += (i ? "," : "") + std::to_string(v[i]);
     return o + "]";
   };
+  // Elements [offset, offset + n) of checkpoint tensor `name` become (part of) engine tensor t.
+  auto take = [&](const HfTensor& t, const std::string& name, const TensorView& v, std::int64_t offset, std::int64_t n) {
+    const auto skip = storage_bytes(v.dtype, offset), len = storage_bytes(v.dtype, n);
+    if (!skip || !len || *skip + *len > static_cast<std::int64_t>(v.data.size()))
+      throw EngineError(dir.string() + ": tensor " + name + " (" + to_string(v.dtype) + ") holds " + std::to_string(v.data.size()) +
+                        " bytes, too few for " + shape_str(v.shape));
+    const auto bytes = v.data.subspan(static_cast<std::size_t>(*skip), static_cast<std::size_t>(*len));
+    used.insert(name);
+    TensorView& e = table[t.gguf_name];
+    e.shape = shapes[t.gguf_name];
+    if (transformed(t.init)) {  // vectors: the engine value, float32
+      std::span<float> out(buf.get() + at, static_cast<std::size_t>(n));
+      at += n;
+      dequantize(v.dtype, bytes, out);
+      for (float& x : out) x = qwen3_next_engine_value(t.init, x);
+      e.dtype = DType::f32;
+      e.data = std::as_bytes(std::span<const float>(out));
+      return;
+    }
+    if (t.expert < 0) {
+      e.dtype = v.dtype;
+      e.data = bytes;
+      return;
+    }
+    if (e.parts.empty()) {
+      e.dtype = v.dtype;
+      e.parts.resize(static_cast<std::size_t>(c.n_experts));
+    } else if (e.dtype != v.dtype) {
+      throw EngineError(dir.string() + ": tensor " + name + " is " + to_string(v.dtype) + ", the other experts of layer " + t.gguf_name +
+                        " are " + to_string(e.dtype) + " (experts of one projection must share a dtype)");
+    }
+    e.parts[static_cast<std::size_t>(t.expert)] = bytes;
+  };
   for (const auto& t : list) {
     std::int64_t n = 1;
     for (auto d : t.shape) n *= d;
-    float* out = dst[t.gguf_name] + (t.expert >= 0 ? t.expert * n : 0);
     if (auto it = hf.find(t.hf_name); it != hf.end()) {
       if (it->second.shape != t.shape)
         throw EngineError(dir.string() + ": tensor " + t.hf_name + " has shape " + shape_str(it->second.shape) + ", expected " + shape_str(t.shape));
-      convert(t.hf_name, it->second, 0, n, out, t.init);
+      take(t, t.hf_name, it->second, 0, n);
       continue;
     }
     if (t.expert >= 0) {  // transformers 5 fused experts
@@ -290,7 +315,7 @@ TensorTable qwen3_next_table(Model& m, const std::map<std::string, TensorView>& 
                             " (num_experts " + std::to_string(e) + ")");
         std::int64_t offset = t.expert * (down ? d * ih : 2 * ih * d);
         if (t.hf_name.ends_with("up_proj.weight") && !down) offset += ih * d;  // [gate | up] per expert
-        convert(fused, it->second, offset, n, out, t.init);
+        take(t, fused, it->second, offset, n);
         continue;
       }
     }
@@ -302,11 +327,6 @@ TensorTable qwen3_next_table(Model& m, const std::map<std::string, TensorView>& 
     else if (t.hf_name.find("linear_attn") != std::string::npos || t.hf_name.find("self_attn") != std::string::npos)
       why = " (config.json makes this layer " + std::string(t.hf_name.find("linear_attn") != std::string::npos ? "linear_attention" : "full_attention") + ")";
     throw EngineError(dir.string() + ": tensor " + t.hf_name + " is missing" + why);
-  }
-  TensorTable table;
-  for (const auto& [name, n] : sizes) {
-    table[name] = TensorView{DType::f32, shapes[name],
-                             std::span<const std::byte>(reinterpret_cast<const std::byte*>(dst[name]), static_cast<std::size_t>(n) * sizeof(float))};
   }
   return table;
 }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/error.hpp"
+#include "engine/formats/qwen3_next_tensors.hpp"
 
 namespace atlas::engine {
 
@@ -27,12 +28,19 @@ struct Need {
   std::string name;
   std::vector<std::int64_t> shape;
   Weight* slot;
+  std::vector<Weight>* experts = nullptr;  ///< a stacked [n_experts][rows][cols] tensor: one view per expert instead of slot
 };
 
 /// Matrices the CPU matmul reads (and the embedding, read a row at a time) stay in the file's
-/// bf16 / f16 bytes; vectors (norms, biases, A) and the depthwise conv kernel become float32.
+/// bf16 / f16 / Q8_0 bytes (Q8_0 when a row is whole blocks); vectors (norms, biases, A) and the
+/// depthwise conv kernel become float32.
 bool keep_typed(const Need& need, DType t) {
-  return (t == DType::bf16 || t == DType::f16) && need.shape.size() >= 2 && !need.name.ends_with("ssm_conv1d.weight");
+  if (need.shape.size() < 2 || need.name.ends_with("ssm_conv1d.weight")) return false;
+  return t == DType::bf16 || t == DType::f16 || (t == DType::q8_0 && need.shape.back() % block_elements(DType::q8_0) == 0);
+}
+
+bool f32_in_place(DType t, std::span<const std::byte> data) {
+  return t == DType::f32 && reinterpret_cast<std::uintptr_t>(data.data()) % alignof(float) == 0;
 }
 
 }  // namespace
@@ -187,9 +195,9 @@ std::vector<std::string> assemble_weights(Model& model, const TensorTable& tenso
       case FfnKind::moe: {
         const std::int64_t e = c.n_experts, eh = c.expert_hidden_dim, sh = c.shared_expert_hidden_dim;
         needs.push_back({p + "ffn_gate_inp.weight", {e, dim}, &L.moe.router});
-        needs.push_back({p + "ffn_gate_exps.weight", {e, eh, dim}, &L.moe.gate_exps});
-        needs.push_back({p + "ffn_up_exps.weight", {e, eh, dim}, &L.moe.up_exps});
-        needs.push_back({p + "ffn_down_exps.weight", {e, dim, eh}, &L.moe.down_exps});
+        needs.push_back({p + "ffn_gate_exps.weight", {e, eh, dim}, nullptr, &L.moe.gate_exps});
+        needs.push_back({p + "ffn_up_exps.weight", {e, eh, dim}, nullptr, &L.moe.up_exps});
+        needs.push_back({p + "ffn_down_exps.weight", {e, dim, eh}, nullptr, &L.moe.down_exps});
         if (sh > 0) {
           needs.push_back({p + "ffn_gate_inp_shexp.weight", {dim}, &L.moe.shared_gate});
           needs.push_back({p + "ffn_gate_shexp.weight", {sh, dim}, &L.moe.gate_shexp});
@@ -210,13 +218,21 @@ std::vector<std::string> assemble_weights(Model& model, const TensorTable& tenso
     const TensorView& t = it->second;
     if (t.shape != need.shape)
       throw EngineError(file.string() + ": tensor " + fname(need.name) + " has shape " + shape_str(t.shape) + ", expected " + shape_str(need.shape));
-    const auto bytes = storage_bytes(t.dtype, t.elements());
-    if (!bytes || static_cast<std::int64_t>(t.data.size()) != *bytes)
-      throw EngineError(file.string() + ": tensor " + fname(need.name) + " holds " + std::to_string(t.data.size()) + " bytes, " + to_string(t.dtype) +
-                        " " + shape_str(t.shape) + " needs " + (bytes ? std::to_string(*bytes) : std::string("a whole number of blocks")));
-    const bool in_place = (t.dtype == DType::f32 && reinterpret_cast<std::uintptr_t>(t.data.data()) % alignof(float) == 0) ||
-                          keep_typed(need, t.dtype);
-    if (!in_place) convert_total += t.elements();
+    // A tensor is one span of the file, or (Hugging Face per-expert / fused experts) one span per expert.
+    const std::int64_t n_parts = t.parts.empty() ? 1 : static_cast<std::int64_t>(t.parts.size());
+    if (!t.parts.empty() && (!need.experts || n_parts != need.shape.front()))
+      throw EngineError(file.string() + ": tensor " + fname(need.name) + " is given as " + std::to_string(n_parts) + " parts, expected " +
+                        (need.experts ? std::to_string(need.shape.front()) + " experts" : std::string("one tensor")));
+    const auto bytes = storage_bytes(t.dtype, t.elements() / n_parts);
+    for (std::int64_t k = 0; k < n_parts; ++k) {
+      const auto data = t.parts.empty() ? t.data : t.parts[static_cast<std::size_t>(k)];
+      const auto want = t.parts.empty() ? storage_bytes(t.dtype, t.elements()) : bytes;
+      if (!want || static_cast<std::int64_t>(data.size()) != *want)
+        throw EngineError(file.string() + ": tensor " + fname(need.name) + (t.parts.empty() ? "" : " (expert " + std::to_string(k) + ")") + " holds " +
+                          std::to_string(data.size()) + " bytes, " + to_string(t.dtype) + " " + shape_str(t.shape) + " needs " +
+                          (want ? std::to_string(*want) : std::string("a whole number of blocks")));
+      if (!f32_in_place(t.dtype, data) && !keep_typed(need, t.dtype)) convert_total += t.elements() / n_parts;
+    }
     views.push_back(&t);
   }
 
@@ -227,18 +243,27 @@ std::vector<std::string> assemble_weights(Model& model, const TensorTable& tenso
   }
   std::vector<ConvertJob> jobs;
   std::int64_t used = 0;
+  // One span of stored elements as the engine holds it: in place (float32, or typed over the
+  // mapping) or converted to float32 into the model's buffer.
+  auto place = [&](const Need& need, DType t, std::span<const std::byte> data, std::size_t n) -> Weight {
+    if (f32_in_place(t, data)) return std::span<const float>(reinterpret_cast<const float*>(data.data()), n);
+    if (keep_typed(need, t)) return Weight::stored(t, data, n);  // in place in the file mapping
+    std::span<float> dst(buffer.get() + used, n);
+    used += static_cast<std::int64_t>(n);
+    jobs.push_back({t, data, dst});
+    return dst;
+  };
   for (std::size_t i = 0; i < needs.size(); ++i) {
     const TensorView& t = *views[i];
+    const Need& need = needs[i];
     const auto n = static_cast<std::size_t>(t.elements());
-    if (t.dtype == DType::f32 && reinterpret_cast<std::uintptr_t>(t.data.data()) % alignof(float) == 0) {
-      *needs[i].slot = std::span<const float>(reinterpret_cast<const float*>(t.data.data()), n);
-    } else if (keep_typed(needs[i], t.dtype)) {
-      *needs[i].slot = Weight::stored(t.dtype, t.data, n);  // in place in the file mapping
+    if (!need.experts) {
+      *need.slot = place(need, t.dtype, t.data, n);
+    } else if (!t.parts.empty()) {
+      need.experts->clear();
+      for (const auto& part : t.parts) need.experts->push_back(place(need, t.dtype, part, n / t.parts.size()));
     } else {
-      std::span<float> dst(buffer.get() + used, n);
-      used += static_cast<std::int64_t>(n);
-      jobs.push_back({t.dtype, t.data, dst});
-      *needs[i].slot = dst;
+      *need.experts = split_experts(place(need, t.dtype, t.data, n), static_cast<int>(need.shape.front()));
     }
   }
   run_convert_jobs(jobs);

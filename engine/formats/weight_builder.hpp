@@ -1,8 +1,8 @@
 #pragma once
 // Turns a format's tensor table into Model::weights: checks every tensor's shape against the
 // ModelConfig and its byte size against the data it points to, uses aligned F32 tensors and
-// BF16 / F16 matrices in place (typed Weights over the file mapping) and converts everything else
-// (vectors, Q8_0) to float32 into one buffer the Model owns.
+// BF16 / F16 / Q8_0 matrices in place (typed Weights over the file mapping) and converts everything else
+// (vectors, the conv kernel) to float32 into one buffer the Model owns.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -21,7 +21,10 @@ namespace atlas::engine {
 struct TensorView {
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
-  std::span<const std::byte> data;  ///< exactly storage_bytes(dtype, elements) bytes
+  std::span<const std::byte> data;  ///< exactly storage_bytes(dtype, elements) bytes (empty when `parts` is set)
+  /// A stacked expert tensor [n_experts][rows][cols] held as one span per expert (Hugging Face
+  /// checkpoints store experts apart): storage_bytes(dtype, elements / n_experts) bytes each.
+  std::vector<std::span<const std::byte>> parts;
 
   std::int64_t elements() const;
 };

@@ -14,6 +14,7 @@
 
 #include "common/atomic_file.hpp"
 #include "engine/backend.hpp"
+#include "engine/cpu/matmul.hpp"
 #include "engine/cpu/gdn.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/dtype.hpp"
@@ -21,6 +22,7 @@
 #include "engine/formats/gguf_writer.hpp"
 #include "engine/formats/hf_config.hpp"
 #include "engine/formats/presets.hpp"
+#include "engine/formats/qwen3_next_hf_writer.hpp"
 #include "engine/formats/qwen3_next_tensors.hpp"
 #include "engine/formats/safetensors.hpp"
 #include "engine/sampler.hpp"
@@ -329,8 +331,7 @@ TEST_CASE("qwen3-next: a bf16 Hugging Face checkpoint loads with the engine tran
   CHECK(L0.attn_norm[3] == 1.0f + hf_value("model.layers.0.input_layernorm.weight", 3));       // zero-centred: 1 + w
   CHECK(L0.gdn.a[2] == -std::exp(hf_value("model.layers.0.linear_attn.A_log", 2)));            // ssm_a = -exp(A_log)
   CHECK(L0.gdn.norm[1] == hf_value("model.layers.0.linear_attn.norm.weight", 1));              // gated norm: as stored
-  const std::size_t e3 = 3 * 64 * 256;  // expert 3 of the stacked down_exps [32][256][64]
-  CHECK(m.weights.layers[1].moe.down_exps[e3 + 7] == hf_value("model.layers.1.mlp.experts.3.down_proj.weight", 7));
+  CHECK(m.weights.layers[1].moe.down_exps[3][7] == hf_value("model.layers.1.mlp.experts.3.down_proj.weight", 7));
   // bf16 rounding moves the logits a little, not the model: still close to HF's fp32 logits.
   const auto ref = nlohmann::json::parse(atlas::read_file(reference_dir() / "reference.json"));
   auto backend = make_backend(m, {});
@@ -447,4 +448,188 @@ TEST_CASE("qwen3-next: a decode step reports the hybrid stages, each kind its ow
   CHECK(calls(Stage::ffn_gate_up) == 0);  // no swiglu block in this model
   CHECK(calls(Stage::lm_head) == 1);
   CHECK(to_string(Stage::gdn_recurrence) == "gdn_recurrence");
+}
+
+namespace {
+
+/// Every weight of a model with its GGUF-style name and whether the engine multiplies by it as a
+/// matrix (or reads embedding rows): those must keep the checkpoint's dtype.
+template <class M, class F>
+void for_each_weight(M& m, F f) {
+  f(std::string("token_embd"), m.weights.tok_embd, true);
+  f(std::string("output_norm"), m.weights.output_norm, false);
+  f(std::string("output"), m.weights.output, true);
+  for (std::size_t l = 0; l < m.weights.layers.size(); ++l) {
+    auto& L = m.weights.layers[l];
+    const std::string p = "blk." + std::to_string(l) + ".";
+    for (auto [n, w] : {std::pair{"attn_q", &L.wq}, {"attn_k", &L.wk}, {"attn_v", &L.wv}, {"attn_output", &L.wo}, {"ssm_in", &L.gdn.in_qkvz},
+                        {"ssm_ba", &L.gdn.in_ba}, {"ssm_out", &L.gdn.out}, {"ffn_gate", &L.w_gate}, {"ffn_up", &L.w_up}, {"ffn_down", &L.w_down},
+                        {"ffn_gate_inp", &L.moe.router}, {"ffn_gate_shexp", &L.moe.gate_shexp}, {"ffn_up_shexp", &L.moe.up_shexp},
+                        {"ffn_down_shexp", &L.moe.down_shexp}})
+      if (!w->empty()) f(p + n, *w, true);
+    for (auto [n, w] : {std::pair{"attn_norm", &L.attn_norm}, {"ffn_norm", &L.ffn_norm}, {"attn_q_norm", &L.q_norm}, {"attn_k_norm", &L.k_norm},
+                        {"ssm_conv1d", &L.gdn.conv1d}, {"ssm_dt", &L.gdn.dt_bias}, {"ssm_a", &L.gdn.a}, {"ssm_norm", &L.gdn.norm},
+                        {"ffn_gate_inp_shexp", &L.moe.shared_gate}})
+      if (!w->empty()) f(p + n, *w, false);
+    for (auto [n, list] : {std::pair{"ffn_gate_exps", &L.moe.gate_exps}, {"ffn_up_exps", &L.moe.up_exps}, {"ffn_down_exps", &L.moe.down_exps}})
+      for (std::size_t e = 0; e < list->size(); ++e) f(p + n + "[" + std::to_string(e) + "]", (*list)[e], true);
+  }
+}
+
+/// The same model with every typed weight widened to float32 up front (what the loader did before
+/// typed weights reached Qwen3-Next checkpoints, Q8_0 and experts).
+Model widened(const Model& typed) {
+  Model wide;
+  wide.config = typed.config;
+  wide.weights = typed.weights;
+  for_each_weight(wide, [&](const std::string&, Weight& x, bool) {
+    if (x.is_f32()) return;
+    std::vector<float> v(x.size());
+    x.to_f32(0, x.size(), v.data());
+    x = wide.own(std::move(v));
+  });
+  if (typed.config.tied_embeddings) wide.weights.output = wide.weights.tok_embd;
+  return wide;
+}
+
+/// Checks that every matrix of `m` kept `dtype` and every vector is float32; returns the bytes the
+/// weights hold (the typed ones are views into the file mapping).
+std::size_t check_kept(const Model& m, DType dtype) {
+  std::size_t bytes = 0, matrices = 0;
+  for_each_weight(m, [&](const std::string& name, const Weight& w, bool matrix) {
+    INFO("tensor " << name);
+    CHECK(to_string(w.dtype()) == std::string(to_string(matrix ? dtype : DType::f32)));
+    matrices += matrix;
+    bytes += w.bytes().size();
+  });
+  CHECK(matrices > 100);  // experts counted one by one
+  return bytes;
+}
+
+/// Logits of a prefill and a few greedy decode steps, typed vs widened, bit for bit.
+void check_same_as_widened(const Model& typed) {
+  const Model wide = widened(typed);
+  for (bool avx2 : {true, false}) {
+    CAPTURE(avx2);
+    if (!atlas::engine::cpu::set_matmul_avx2(avx2) && avx2) continue;
+    BackendOptions o;
+    o.threads = 2;
+    auto a = make_backend(typed, o);
+    auto b = make_backend(wide, o);
+    std::vector<int> prompt(70);
+    for (std::size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int>((i * 37 + 11) % 512);
+    int pos = 0;
+    for (int step = 0; step < 4; ++step) {
+      const auto la = a->forward(prompt, pos);
+      const std::vector<float> first(la.begin(), la.end());
+      const auto lb = b->forward(prompt, pos);
+      REQUIRE(first.size() == lb.size());
+      CHECK(std::memcmp(first.data(), lb.data(), first.size() * sizeof(float)) == 0);
+      pos += static_cast<int>(prompt.size());
+      prompt = {argmax(first)};
+    }
+  }
+  atlas::engine::cpu::set_matmul_avx2(true);
+}
+
+}  // namespace
+
+TEST_CASE("qwen3-next: a bf16 Hugging Face checkpoint stays bf16 (experts one view each) and computes as its float32 widening") {
+  const auto dir = atlas::test::scratch_dir("qwen3_next_bf16_typed");
+  write_hf_dir(dir, reference_dir() / "config.json", DType::bf16);
+  LoadOptions lo;
+  lo.max_seq_len = 1024;
+  const Model m = load_model(dir, lo);
+  const std::size_t held = check_kept(m, DType::bf16);
+  // Nothing but the vectors is held as float32: the weights hold about the checkpoint's bytes (bf16
+  // matrices) and not twice that (a float32 widening).
+  const auto file = std::filesystem::file_size(dir / "model.safetensors");
+  MESSAGE("weights hold " << held << " bytes for a " << file << "-byte checkpoint");
+  CHECK(static_cast<double>(held) < 1.05 * static_cast<double>(file));  // a float32 widening holds ~2x
+  // Experts are views into the mapped checkpoint, not a stacked copy: expert 3's down_proj is its
+  // own tensor's bytes.
+  const SafetensorsFile f = read_safetensors(dir / "model.safetensors");
+  const auto& down3 = f.tensors.at("model.layers.1.mlp.experts.3.down_proj.weight");
+  CHECK(m.weights.layers[1].moe.down_exps[3].bytes().size() == down3.data.size());
+  CHECK(std::memcmp(m.weights.layers[1].moe.down_exps[3].bytes().data(), down3.data.data(), down3.data.size()) == 0);
+  check_same_as_widened(m);
+}
+
+TEST_CASE("qwen3-next: bf16 and Q8_0 GGUF (fused and split GDN layouts) keep their dtype and compute as their float32 widening") {
+  const auto dir = atlas::test::scratch_dir("qwen3_next_gguf_typed");
+  LoadOptions lo;
+  lo.max_seq_len = 1024;
+  for (DType t : {DType::bf16, DType::q8_0}) {
+    for (bool split : {false, true}) {
+      const std::string dtype_name = to_string(t);
+      CAPTURE(dtype_name);
+      CAPTURE(split);
+      GgufWriteOptions w;
+      w.dtype = t;
+      w.qwen3next_split_qkv = split;
+      const auto path = dir / (std::string(to_string(t)) + (split ? "-split" : "") + ".gguf");
+      write_gguf(path, tiny(), w);
+      const Model m = load_model(path, lo);
+      const std::size_t held = check_kept(m, t);
+      CHECK(static_cast<double>(held) < 1.05 * static_cast<double>(std::filesystem::file_size(path)));
+      check_same_as_widened(m);
+      if (t == DType::q8_0 && !split) {
+        // Q8_0 keeps its block bytes: 34 bytes per 32 values, straight from the file.
+        const GgufFile f = read_gguf(path);
+        const auto info = std::find_if(f.tensors.begin(), f.tensors.end(), [](const GgufTensorInfo& i) { return i.name == "blk.0.ssm_out.weight"; });
+        REQUIRE(info != f.tensors.end());
+        const auto bytes = f.tensor_data(*info);
+        CHECK(m.weights.layers[0].gdn.out.bytes().size() == bytes.size());
+        CHECK(std::memcmp(m.weights.layers[0].gdn.out.bytes().data(), bytes.data(), bytes.size()) == 0);
+        // Still HF's model: Q8_0 rounding moves the logits a little (bound as for bf16).
+        const auto ref = nlohmann::json::parse(atlas::read_file(reference_dir() / "reference.json"));
+        auto backend = make_backend(m, {});
+        const auto& c0 = ref["cases"][2];
+        const double rel = rel_l2(backend->forward(c0["prompt"].get<std::vector<int>>(), 0), base64_floats(c0["last_logits_f32_b64"].get<std::string>()));
+        MESSAGE("Q8_0 GGUF vs HF fp32: logits rel L2 " << rel);
+        CHECK(rel < 0.1);
+      }
+    }
+  }
+}
+
+TEST_CASE("qwen3-next: make-model's Hugging Face writer reads back as the preset (config.json keys, tensors)") {
+  const auto dir = atlas::test::scratch_dir("qwen3_next_hf_writer") / "model";
+  write_qwen3_next_hf_dir(dir, tiny().config, 17, DType::f32);
+  LoadOptions lo;
+  lo.max_seq_len = 1024;
+  const Model m = load_model(dir, lo);
+  CHECK(m.config.blocks == tiny().config.blocks);
+  CHECK(m.config.rot_dim() == tiny().config.rot_dim());
+  CHECK(m.config.n_experts == tiny().config.n_experts);
+  CHECK(m.config.n_experts_used == tiny().config.n_experts_used);
+  CHECK(m.config.shared_expert_hidden_dim == tiny().config.shared_expert_hidden_dim);
+  CHECK(m.config.rope_theta == tiny().config.rope_theta);
+  const Agreement a = compare_with_hf(m);
+  CHECK(a.agreed == a.decided);
+  CHECK_THROWS_WITH_AS(write_qwen3_next_hf_dir(dir, make_preset_model("tiny-qwen3", 1).config, 1, DType::f32), doctest::Contains("not a qwen3_next"),
+                       EngineError);
+}
+
+TEST_CASE("qwen3-next: 1 and 2 CPU threads give bit-identical logits (experts split across threads at decode)") {
+  std::vector<int> prompt(70);
+  for (std::size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int>((i * 29 + 3) % 512);
+  std::vector<std::vector<float>> runs;
+  for (int threads : {1, 2}) {
+    BackendOptions o;
+    o.threads = threads;
+    auto b = make_backend(tiny(), o);
+    std::vector<float> all;
+    auto l = b->forward(prompt, 0);
+    all.insert(all.end(), l.begin(), l.end());
+    int pos = static_cast<int>(prompt.size());
+    for (int s = 0; s < 6; ++s) {
+      const int tok = argmax(l);
+      l = b->forward(std::span<const int>(&tok, 1), pos++);
+      all.insert(all.end(), l.begin(), l.end());
+    }
+    runs.push_back(std::move(all));
+  }
+  REQUIRE(runs[0].size() == runs[1].size());
+  CHECK(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(float)) == 0);
 }

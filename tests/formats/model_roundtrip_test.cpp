@@ -201,10 +201,10 @@ TEST_CASE("atlas-bench make-model writes byte-identical files for a seed") {
   CHECK(WEXITSTATUS(std::system((std::string(exe) + " make-model --arch llama --preset tiny-qwen3 --out " + (dir / "c.gguf").string() + " 2> /dev/null").c_str())) == 3);
 }
 
-TEST_CASE("typed weights: BF16 / F16 matrices stay in the file mapping and compute exactly as their float32 values") {
+TEST_CASE("typed weights: BF16 / F16 / Q8_0 matrices stay in the file mapping and compute exactly as their float32 values") {
   const Model m = make_preset_model("tiny-qwen3", 3);
   const auto dir = atlas::test::scratch_dir("typed-weights");
-  for (DType t : {DType::bf16, DType::f16}) {
+  for (DType t : {DType::bf16, DType::f16, DType::q8_0}) {
     CAPTURE(to_string(t));
     const auto path = dir / (std::string(to_string(t)) + ".gguf");
     GgufWriteOptions w;
@@ -221,7 +221,7 @@ TEST_CASE("typed weights: BF16 / F16 matrices stay in the file mapping and compu
     const auto info = std::find_if(f.tensors.begin(), f.tensors.end(), [](const GgufTensorInfo& i) { return i.name == "blk.0.attn_q.weight"; });
     REQUIRE(info != f.tensors.end());
     const auto file_bytes = f.tensor_data(*info);
-    REQUIRE(wq.bytes().size() == file_bytes.size());  // 2 bytes an element: no float32 copy
+    REQUIRE(wq.bytes().size() == file_bytes.size());  // 2 bytes an element (Q8_0: 34 per 32): no float32 copy
     CHECK(std::memcmp(wq.bytes().data(), file_bytes.data(), file_bytes.size()) == 0);
     // The same model with every typed weight widened to float32 up front (the old loader).
     Model wide;

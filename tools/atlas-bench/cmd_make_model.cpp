@@ -1,9 +1,11 @@
 // atlas-bench make-model: writes a synthetic preset model (deterministic random weights at real
-// dimensions) as a GGUF v3 file that load_model reads back.
+// dimensions) as a GGUF v3 file that load_model reads back, or (qwen3next presets, --format
+// safetensors) as a Hugging Face directory.
 #include <iostream>
 
 #include "common/exit_code.hpp"
 #include "engine/formats/gguf_writer.hpp"
+#include "engine/formats/qwen3_next_hf_writer.hpp"
 #include "engine/formats/presets.hpp"
 #include "tools/atlas-bench/command.hpp"
 
@@ -19,6 +21,7 @@ struct MakeModelOptions {
   int max_seq_len = 0;
   std::string tokenizer;
   std::string gdn_layout = "fused";
+  std::string format = "gguf";
 };
 
 const RegisterCommand kMakeModel{Command{
@@ -31,7 +34,9 @@ const RegisterCommand kMakeModel{Command{
       sub.add_option("--arch", o->arch, "Architecture; picks tiny-<arch> when --preset is absent")->check(CLI::IsMember({"llama", "qwen3", "qwen3next"}));
       sub.add_option("--preset", o->preset, "Preset name")->check(CLI::IsMember(names));
       sub.add_option("--seed", o->seed, "Weight seed (same seed: byte-identical file)");
-      sub.add_option("--out", o->out, "Output .gguf path")->required();
+      sub.add_option("--out", o->out, "Output .gguf path (--format safetensors: a directory)")->required();
+      sub.add_option("--format", o->format, "gguf, or safetensors (qwen3next presets: a Hugging Face directory, config.json + model.safetensors)")
+          ->check(CLI::IsMember({"gguf", "safetensors"}));
       sub.add_option("--dtype", o->dtype, "Matrix storage type")->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}));
       sub.add_option("--max-seq-len", o->max_seq_len, "Context length written (default: the preset's)");
       sub.add_option("--gdn-layout", o->gdn_layout,
@@ -48,6 +53,18 @@ const RegisterCommand kMakeModel{Command{
         if (!o->arch.empty() && o->arch != engine::to_string(preset.config.arch)) {
           std::cerr << "make-model: --arch " << o->arch << " does not match preset " << name << " (" << engine::to_string(preset.config.arch) << ")\n";
           return to_int(ExitCode::input_error);
+        }
+        if (o->format == "safetensors") {
+          if (preset.config.arch != engine::Arch::qwen3_next || o->dtype == "q8_0") {
+            std::cerr << "make-model: --format safetensors writes qwen3next presets as f32, f16 or bf16\n";
+            return to_int(ExitCode::input_error);
+          }
+          engine::ModelConfig c = preset.config;
+          if (o->max_seq_len > 0) c.max_seq_len = o->max_seq_len;
+          engine::write_qwen3_next_hf_dir(o->out, c, o->seed,
+                                          o->dtype == "f16" ? engine::DType::f16 : o->dtype == "bf16" ? engine::DType::bf16 : engine::DType::f32);
+          std::cout << "wrote " << o->out << " (" << name << ", seed " << o->seed << ", " << o->dtype << ", safetensors)\n";
+          return to_int(ExitCode::pass);
         }
         engine::GgufWriteOptions w;
         w.dtype = o->dtype == "f16" ? engine::DType::f16 : o->dtype == "bf16" ? engine::DType::bf16 : o->dtype == "q8_0" ? engine::DType::q8_0 : engine::DType::f32;
