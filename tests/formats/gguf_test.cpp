@@ -7,6 +7,9 @@
 #include "common/atomic_file.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/gguf.hpp"
+#include "engine/formats/gguf_writer.hpp"
+#include "engine/formats/presets.hpp"
+#include "engine/formats/weight_builder.hpp"
 #include "engine/model.hpp"
 #include "engine/tokenizer/spm.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
@@ -279,4 +282,31 @@ TEST_CASE("GGUF: a block_count beyond the tensor count is rejected before anythi
   const std::string e = load_error("blockcount", b);
   CHECK(e.find("bad.gguf: GGUF metadata key 'llama.block_count': 2147483647 layers, but the file has only " + std::to_string(f.tensors.size()) +
                " tensors") != std::string::npos);
+}
+
+TEST_CASE("GGUF qwen3next without feed_forward_length: no dense FFN size (0), and only a dense SwiGLU layer asks for one") {
+  // llama.cpp's converter writes no feed_forward_length for an all-MoE Qwen3-Next (35dd919).
+  const Model tiny = make_preset_model("qwen3-next-tiny", 5, 256);
+  const auto dir = atlas::test::scratch_dir("gguf-qwen3next-no-ffn");
+  write_gguf(dir / "full.gguf", tiny);
+  std::string b = atlas::read_file(dir / "full.gguf");
+  const std::string key = "qwen3next.feed_forward_length";
+  const auto at = b.find(key);
+  REQUIRE(at != std::string::npos);
+  b[at + key.size() - 1] = 'X';  // renamed: an unknown key, as if absent
+  atlas::write_file_atomic(dir / "no-ffn.gguf", b);
+  const Model m = load_model(dir / "no-ffn.gguf");
+  CHECK(m.config.hidden_dim == 0);  // was a placeholder 1 before 35dd919
+  CHECK(m.config.n_experts == tiny.config.n_experts);
+
+  // validate_config: all-MoE blocks need no hidden_dim; a dense SwiGLU block (or a dense model,
+  // no blocks listed) does, named with the file.
+  ModelConfig c = m.config;
+  c.hidden_dim = 0;
+  CHECK_NOTHROW(validate_config(c, "m.gguf"));
+  c.blocks[3].ffn = FfnKind::swiglu;
+  CHECK_THROWS_WITH_AS(validate_config(c, "m.gguf"), doctest::Contains("m.gguf: hidden_dim = 0 (must be > 0)"), EngineError);
+  ModelConfig dense = make_preset_model("tiny-qwen3", 1).config;
+  dense.hidden_dim = 0;
+  CHECK_THROWS_WITH_AS(validate_config(dense, "d.gguf"), doctest::Contains("d.gguf: hidden_dim = 0 (must be > 0)"), EngineError);
 }
