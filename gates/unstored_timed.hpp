@@ -11,7 +11,9 @@ namespace atlas::gates {
 
 /// Rewrites the `why` of every timed `new` verdict in `c` when `machine_class` is not one of the
 /// config's quiet classes: the metrics of the config's timed section are "judged against the
-/// merge-base", the others "reported, not gated". Leaves everything else alone.
-void explain_unstored_timed(Comparison& c, const GateConfig& cfg, const std::string& machine_class);
+/// merge-base" (or, when `timed_skipped` says why it did not run, that it would be), the others
+/// "reported, not gated". Leaves everything else alone.
+void explain_unstored_timed(Comparison& c, const GateConfig& cfg, const std::string& machine_class,
+                            const std::string& timed_skipped = "");
 
 }  // namespace atlas::gates

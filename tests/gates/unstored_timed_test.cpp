@@ -32,6 +32,10 @@ TEST_CASE("new timed rows on a class that is not quiet say how they are judged, 
   CHECK(c.verdicts[1].why.find("timed: reported, not gated on cpu-2c-x86_64") == 0);
   CHECK(c.verdicts[1].why.find("never stores timed values here") != std::string::npos);
   CHECK(c.verdicts[2].why.find("`baseline ratchet` adds it") != std::string::npos);  // counted: ratchet does add it
+  Comparison skipped = comparison_with_new_rows();
+  explain_unstored_timed(skipped, cfg, "cpu-2c-x86_64", "--no-timed");
+  CHECK(skipped.verdicts[0].why ==
+        "timed: judged against the merge-base, not this time (--no-timed), never stored for cpu-2c-x86_64");
 
   // On a quiet class ratchet does store timed values: the generic text stays.
   cfg.quiet_machine_classes = {"quiet-8c"};

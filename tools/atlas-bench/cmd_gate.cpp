@@ -86,9 +86,6 @@ int run(const Options& o, const cli::GlobalOptions& global) {
     judged.outcome.record.start_utc = records::utc_now_iso();
     judged.outcome.record.run_id = records::new_run_id();
   }
-  explain_unstored_timed(judged.outcome.comparison, cfg, machine.machine_class);
-  if (judged.outcome.record.verdicts.is_object() && judged.outcome.record.verdicts.contains("verdicts"))
-    judged.outcome.record.verdicts["verdicts"] = to_json(judged.outcome.comparison)["verdicts"];
   const MergeBaseReport merge_base =
       check_merge_base(c.baselines_dir, o.target_branch.empty() ? cfg.target_branch : o.target_branch);
   // Without stored timed values the box's quietness cannot change an exact verdict.
@@ -106,6 +103,9 @@ int run(const Options& o, const cli::GlobalOptions& global) {
   } else {
     timed.skipped_reason = cfg.timed.enabled ? "--no-timed" : "the gate config has no \"timed\" section";
   }
+  explain_unstored_timed(judged.outcome.comparison, cfg, machine.machine_class, timed.ran ? "" : timed.skipped_reason);
+  if (judged.outcome.record.verdicts.is_object() && judged.outcome.record.verdicts.contains("verdicts"))
+    judged.outcome.record.verdicts["verdicts"] = to_json(judged.outcome.comparison)["verdicts"];
   const Overall timed_answer = timed_overall(timed);
   if (timed_answer != Overall::pass) {
     std::string why = "timed: ";
