@@ -102,8 +102,14 @@ if v is None:
     print("-\t-\t-\t" + (t.get("skipped_reason") or "no-verdict").replace("\t", " ")[:80]); sys.exit()
 p = v["paired"]
 fmt = lambda x: "-" if x is None else "%.2f" % (100 * x)
+# The base side's us_per_token: the judged rounds' median, else (every round disturbed) the median
+# of the base values the record keeps for every round.
+base = v.get("base_median")
+if not base:
+    vals = sorted(r["values"][v["metric"]]["base"] for r in o.get("rounds", []) if v["metric"] in r.get("values", {}))
+    base = vals[len(vals) // 2] if vals else None
 print("%d\t%s\t%s\t%s\t%s" % (len(o.get("rounds", [])), fmt(p.get("change")), fmt(p.get("mde")), v["verdict"].replace(" ", "-"),
-      "%.2f" % v["base_median"] if v.get("base_median") else "-"))
+      "%.2f" % base if base else "-"))
 PY
 }
 
