@@ -1,7 +1,8 @@
 #pragma once
 // Cold requests on any target (issue 14): a request no prefix cache can serve, checked against
-// what the target says it served from its cache. One code path for every suite that times a
-// cold request (ttft's cold variant, bfcl's entries).
+// what the target says it served from its cache. Used by ttft's cold variant (send) and bfcl's
+// entries (send_scored); agentic turn 1 and load requests apply the same salt and the same
+// cached_tokens allowance (allowed_cached) in their own loops.
 //
 // Per request: Target::reset_session(), then Target::cold_salt(). Where the reset is known to
 // have emptied the cache (in process; a server whose reset route answered) the salt is 0 and the
@@ -13,6 +14,11 @@
 // kChatTemplateHeadTokens) is not a cold sample. It is re-issued with a fresh random salt (also
 // where the reset claimed success), counted in reissued(); after 3 such responses send() throws
 // SuiteError: the target's cold latency cannot be measured.
+//
+// A salt changes what the model is asked. Where the output is scored (bfcl), send_scored() sends
+// the request as built, unsalted, and scores that; where that request cannot be the cold sample
+// (a salted target, or a cached answer), a separate salted request is timed and its output
+// dropped.
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -42,22 +48,44 @@ class ColdRequests {
   /// request, to be put at the prompt's head (salted_ids / salt_text).
   using Build = std::function<TargetRequest(std::uint64_t salt)>;
 
+  /// The most cached tokens a cold request may report: a shared BOS (1 when the tokenizer has
+  /// one, else 0); a salted chat request also the server template's head before the salt
+  /// (kChatTemplateHeadTokens). Above it, the request was served from a prefix cache.
+  static int allowed_cached(const engine::Tokenizer& tok, bool salted, bool chat);
+
   /// Sends one cold request (above). A failed response (!ok) is returned as it is, neither
   /// checked nor re-issued. Throws SuiteError "<what>: the target reported cached_tokens = N on
   /// 3 cold requests ..." when the target keeps serving it from its cache.
   TargetResponse send(const Build& build, const std::string& what);
+
+  /// bfcl: an answer that is scored and a cold sample that is timed.
+  struct Scored {
+    TargetResponse answer;  ///< build(0): the request as built, never salted; !ok: the entry failed
+    /// The cold sample: `answer` itself where the target emptied its cache (cold_salt() 0 after
+    /// the reset) and `answer` reported no cached prefix; else a separate salted request (send's
+    /// rules: checked, re-issued, throws after 3 cached responses) whose output is not scored.
+    TargetResponse timing;
+    bool timed_separately = false;
+  };
+  /// One reset, then build(0) as the scored answer (TargetRequest::cold set: llama.cpp gets
+  /// cache_prompt false), then the timing (Scored). When the answer failed, `timing` is empty
+  /// and nothing else is sent. Counts timed_separately().
+  Scored send_scored(const Build& build, const std::string& what);
 
   /// `ids` with kSaltTokens ids drawn from `salt` right after BOS (at the front without one);
   /// when the result is longer than `max_len` the prompt tokens after the salt are dropped from
   /// the head to fit (ttft: the same length; bfcl: its context budget). salt 0: `ids` unchanged.
   std::vector<int> salted_ids(std::span<const int> ids, std::uint64_t salt, std::size_t max_len) const;
   /// The salt as one line of text for the head of a chat prompt's first message:
-  /// "[cold <the salt ids decoded>]\n"; "" for salt 0.
+  /// the kSaltTokens salt ids decoded, then "\n" (no fixed label: a label every request shares
+  /// would be one more cached head); "" for salt 0.
   std::string salt_text(std::uint64_t salt) const;
 
   int salted() const { return salted_; }
   int reissued() const { return reissued_; }
-  /// details["cold_salted_requests"] and details["cold_reissued"].
+  int timed_separately() const { return timed_separately_; }
+  /// details["cold_salted_requests"], details["cold_reissued"] and, after send_scored,
+  /// details["cold_timed_separately"].
   void add_details(nlohmann::json& details) const;
 
  private:
@@ -67,6 +95,11 @@ class ColdRequests {
   std::uint64_t nonce_ = 0;
   int salted_ = 0;
   int reissued_ = 0;
+  int timed_separately_ = 0;
+  bool scored_ = false;  ///< send_scored was used: add_details reports timed_separately
+
+  /// The send loop after the reset: first attempt salted with `first_base` (0: unsalted).
+  TargetResponse issue(const Build& build, const std::string& what, std::uint64_t first_base);
 };
 
 }  // namespace atlas::suites

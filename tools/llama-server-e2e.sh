@@ -22,8 +22,9 @@
 #     prompt length >= 64 tokens; shorter prompts are listed, HTTP overhead dominates them);
 #   - reuse figures equal the server's: every warm TTFT request's and agentic turn's cached
 #     tokens equal the server's timings.cache_n, and the agentic reuse shortfall is 0;
-#   - every BFCL entry was cold: its cached_tokens equal the server's cache_n and are at most a
-#     chat template's head (32; suites/cold_request.hpp);
+#   - every BFCL entry was cold and unsalted: llama.cpp gets cache_prompt false, so each entry
+#     is scored and timed by BFCL's own request (no salted timing request), and its cached_tokens
+#     equal the server's cache_n and are at most 1 (a BOS);
 #   - the load sweep: per level, the client's median TPOT within 20% of the server's
 #     predicted_ms / (predicted_n - 1).
 # Prints a summary; exit 0 when every check passes, 1 otherwise.
@@ -107,9 +108,11 @@ check "warm cached_tokens = the server's cache_n on every request" '[.suites.ttf
 check "agentic: reused = the server's cache_n on every turn" '[.suites.agentic.details.traces[].turns[] | .reused == .server_timings.cache_n] | all' "$rec"
 check "agentic: reuse shortfall 0, every turn's expectation exact (server token ids)" '(.suites.agentic.metrics.reuse_shortfall_tokens.samples | all(. == 0)) and .suites.agentic.details.turns_without_exact_expectation == 0' "$rec"
 check "bfcl: no failed entry" '.suites.bfcl.metrics.entries_failed.samples[0] == 0' "$rec"
-echo "== bfcl cold entries: $(jq -r '.suites.bfcl.details | "\(.cold_salted_requests) salted requests, \(.cold_reissued) re-issued; cached_tokens per entry \([.entries[] | .cached_tokens])"' "$rec")"
-check "bfcl: every entry cold (cached_tokens = the server's cache_n, at most a template head of 32)" '[.suites.bfcl.details.entries[]
-  | select(.valid != null) | .cached_tokens == .server_timings.cache_n and .cached_tokens <= 32] | length > 0 and all' "$rec"
+echo "== bfcl cold entries: $(jq -r '.suites.bfcl.details | "\(.cold_salted_requests) salted requests, \(.cold_timed_separately) entries timed by a separate salted request, \(.cold_reissued) re-issued; cached_tokens per entry \([.entries[] | .cached_tokens])"' "$rec")"
+# llama.cpp gets cache_prompt false on every cold request: no salt, each entry scored and timed by
+# its own (BFCL's) request, which prefilled everything but at most a BOS.
+check "bfcl: every entry cold and unsalted (cached_tokens = the server's cache_n <= 1; nothing salted or timed separately)" '(.suites.bfcl.details.cold_salted_requests == 0) and (.suites.bfcl.details.cold_timed_separately == 0) and ([.suites.bfcl.details.entries[]
+  | select(.valid != null) | .cached_tokens == .server_timings.cache_n and .cached_tokens <= 1 and .timed == "scored request"] | length > 0 and all)' "$rec"
 echo
 echo "== load sweep: client vs server (p50)"
 jq -r '.suites.load.details.levels[] | "\(.level): \(.completed) req, \(.request_throughput * 100 | round / 100) req/s, \(.output_tok_s | round) tok/s, TTFT p50 \(.ttft_ms.p50 * 100 | round / 100) ms, TPOT p50 client \(.tpot_ms.p50 * 1000 | round / 1000) ms vs server \(.server.tpot_ms.p50 * 1000 | round / 1000) ms, send lag p99 \(.send_lag_ms.p99 * 100 | round / 100) ms, valid \(.valid)"' "$load"

@@ -121,7 +121,6 @@ AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& tra
   target.reset_session();
   std::vector<int> history = render.preamble();
   const std::uint64_t salt = target.cold_salt();
-  const bool has_bos = target.tokenizer().bos_id() && !history.empty() && history[0] == *target.tokenizer().bos_id();
   // Turn 1 must be cold on any server (a reset the server does not have cannot be relied on):
   // a salted target gets a unique prefix per session, right after BOS (ids) or at the head of
   // the system message (chat). In process the reset is real and the prompts stay as rendered.
@@ -197,7 +196,10 @@ AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& tra
     }
     tr.output_tokens = resp.completion_tokens > 0 ? resp.completion_tokens : static_cast<int>(generated.size());
     if (expected_exact && static_cast<int>(generated.size()) != tr.output_tokens) expected_exact = false;
-    if (tr.turn == 1 && api == AgenticApi::completions && tr.reused > (has_bos ? 1 : 0)) {
+    // Turn 1 is a cold request in both modes and on every target (salted or not): the same
+    // allowance as ColdRequests (a shared BOS; a salted chat prompt also the server template's
+    // head before the salt).
+    if (tr.turn == 1 && tr.reused > ColdRequests::allowed_cached(target.tokenizer(), salt != 0, api == AgenticApi::chat)) {
       throw SuiteError(what + ": turn 1 is cold (reset, a unique prefix or the server's cache bypass) but the target reported cached_tokens = " +
                        std::to_string(tr.reused) + " (" + target.name() + "): it is not cold");
     }

@@ -209,9 +209,12 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
   auto& overall = out.metrics["accuracy.overall"] =
       metric("fraction", Better::higher, MetricKind::accuracy, "BFCL AST-checker verdict per scored entry (1 = valid), all categories");
   auto& tps = out.metrics["decode_tokens_per_s"] =
-      metric("tok/s", Better::higher, MetricKind::timed, "(tokens - 1) / (last - first token time), per entry with >= 2 tokens");
+      metric("tok/s", Better::higher, MetricKind::timed,
+             "(tokens - 1) / (last - first token time) of the entry's cold request, per entry with >= 2 tokens");
   auto& per_entry = out.metrics["time_per_entry_ms"] =
-      metric("ms", Better::lower, MetricKind::timed, "request start to end of generation, per entry");
+      metric("ms", Better::lower, MetricKind::timed,
+             "request start to last token of the entry's cold request (the scored request, or a separate salted "
+             "request where the target's cache could not be emptied: details cold_timed_separately), per entry");
   std::size_t skipped = 0, truncated = 0, failed = 0, sent_as_ids = 0;
   std::string first_failure;
   std::vector<EntryVerdict> verdicts;
@@ -224,9 +227,10 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
   // truncation does (ColdRequests::salted_ids).
   const std::size_t id_budget = ctx > 0 ? static_cast<std::size_t>(std::max(1, ctx - cfg.max_new_tokens))
                                         : std::numeric_limits<std::size_t>::max();
-  // The request for a cold salt: the ids get it after BOS; the chat messages, at the head of
-  // their system message (or in one of their own). Salt 0 (the reset emptied the cache, as in
-  // process): the request as built.
+  // The request for a cold salt, used only for a separate timing request (never scored): the
+  // ids get it after BOS; the chat messages, at the head of their system message (or in one of
+  // their own, which replaces a template's default system prompt in that request). Salt 0: the
+  // request as built, the one that is scored.
   auto salted = [&](const TargetRequest& base) {
     return [&cold, &base, id_budget](std::uint64_t salt) {
       TargetRequest q = base;
@@ -298,26 +302,30 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
       was_truncated = true;
       ++truncated;
     }
-    // Each entry is timed cold, as ttft's cold requests are (suites/cold_request.hpp): where the
-    // target's cache cannot be emptied, the salt goes at the head of the prompt, before the
-    // function docs and the question, which stay as BFCL wrote them.
+    // Each entry is scored from BFCL's own request and timed cold (ColdRequests::send_scored):
+    // where the target's cache cannot be emptied, the cold sample is a separate salted request
+    // whose output is not scored. A salt is never in the scored prompt.
     const std::string what = "bfcl " + e->id;
-    TargetResponse resp = cold.send(salted(req), what);
+    ColdRequests::Scored sent = cold.send_scored(salted(req), what);
     // Prompt mode over an endpoint: the server renders `messages` with its own chat template,
     // a longer prompt than the local rendering the context check above measured. When the
     // server rejects it for its context (HTTP 400), the entry is re-sent as the local
     // rendering's ids (which fit), the prompt the engine runs; counted, not failed.
-    if (!resp.ok && cfg.mode == BfclMode::prompt && !req.messages.is_null() && context_rejection(resp.error)) {
+    if (!sent.answer.ok && cfg.mode == BfclMode::prompt && !req.messages.is_null() && context_rejection(sent.answer.error)) {
       req.messages = nullptr;
       req.tools = nullptr;
       ++sent_as_ids;
-      resp = cold.send(salted(req), what);
+      sent = cold.send_scored(salted(req), what);
     }
-    if (!resp.ok) {
+    const TargetResponse& resp = sent.answer;
+    std::string error;
+    if (!resp.ok) error = resp.error;
+    else if (!sent.timing.ok) error = "its salted timing request failed: " + sent.timing.error;
+    if (!error.empty()) {
       ++failed;
-      if (first_failure.empty()) first_failure = e->id + ": " + clip(resp.error, 300);
+      if (first_failure.empty()) first_failure = e->id + ": " + clip(error, 300);
       if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
-        rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", resp.error}});
+        rows.push_back({{"id", e->id}, {"category", e->category}, {"failed", true}, {"error", error}});
       }
       continue;
     }
@@ -326,28 +334,37 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
     const double sample = v.valid ? 1.0 : 0.0;
     cat_metric.samples.push_back(sample);
     overall.samples.push_back(sample);
-    if (!resp.token_t_ns.empty()) {
+    if (!sent.timing.token_t_ns.empty()) {
       // The same rules as every suite (latency.hpp): tokens of the first read are left out of
       // the rate, and a request whose tokens all came at once has none; time per entry ends at
-      // the last token, as E2E does everywhere.
-      const RequestLatency lat = compute_latency(resp);
+      // the last token, as E2E does everywhere. Always the cold sample, never a warm answer.
+      const RequestLatency lat = compute_latency(sent.timing);
       if (lat.decode_tok_s) tps.samples.push_back(*lat.decode_tok_s);
       per_entry.samples.push_back(lat.e2e_ms);
     }
     if (!v.valid) ++error_types[v.error_type];
     if (static_cast<int>(rows.size()) < cfg.max_entry_details) {
-      rows.push_back({{"id", e->id},
-                      {"category", e->category},
-                      {"valid", v.valid},
-                      {"error_type", v.valid ? nlohmann::json(nullptr) : nlohmann::json(v.error_type)},
-                      // The target's own counts (usage): over HTTP the server's template decides the prompt.
-                      {"prompt_tokens", resp.prompt_tokens > 0 ? resp.prompt_tokens : static_cast<int>(req.prompt_ids.size())},
-                      {"cached_tokens", resp.cached_tokens},
-                      {"truncated", was_truncated},
-                      {"completion_tokens", resp.completion_tokens},
-                      {"finish_reason", resp.finish_reason},
-                      {"server_timings", resp.server_timings},
-                      {"output", clip(cfg.mode == BfclMode::prompt ? resp.text : result.dump(), 300)}});
+      nlohmann::json row = {{"id", e->id},
+                            {"category", e->category},
+                            {"valid", v.valid},
+                            {"error_type", v.valid ? nlohmann::json(nullptr) : nlohmann::json(v.error_type)},
+                            // The target's own counts (usage): over HTTP the server's template decides the prompt.
+                            {"prompt_tokens", resp.prompt_tokens > 0 ? resp.prompt_tokens : static_cast<int>(req.prompt_ids.size())},
+                            {"cached_tokens", resp.cached_tokens},
+                            {"truncated", was_truncated},
+                            {"completion_tokens", resp.completion_tokens},
+                            {"finish_reason", resp.finish_reason},
+                            {"server_timings", resp.server_timings},
+                            {"output", clip(cfg.mode == BfclMode::prompt ? resp.text : result.dump(), 300)},
+                            {"timed", sent.timed_separately ? "salted timing request" : "scored request"}};
+      if (sent.timed_separately) {
+        // The cold sample's own counts: its prompt has the salt, its output is not scored.
+        row["timing_request"] = {{"prompt_tokens", sent.timing.prompt_tokens},
+                                 {"cached_tokens", sent.timing.cached_tokens},
+                                 {"completion_tokens", sent.timing.completion_tokens},
+                                 {"server_timings", sent.timing.server_timings}};
+      }
+      rows.push_back(std::move(row));
     }
     verdicts.push_back(std::move(v));
   }

@@ -8,11 +8,16 @@
 //   decode_tokens_per_s                      timed, higher, "tok/s": per entry with >= 2 tokens,
 //                                            (tokens - 1) / (last token time - first token time)
 //   time_per_entry_ms                        timed, lower, "ms": request start to last token
-// Every entry is a cold request (suites/cold_request.hpp, as ttft's cold variant): the target is
-// reset first, and where its cache cannot be emptied the prompt carries a unique salt at its head
-// (after BOS in the ids; at the head of the system message in chat), never in the question or the
-// function docs; responses the target says came from its cache are re-issued and counted
-// (details cold_salted_requests, cold_reissued).
+// Every entry is scored from BFCL's own request, never salted, and timed as a cold request
+// (suites/cold_request.hpp, ColdRequests::send_scored): the target is reset first; where the
+// reset emptied its cache (in process; a server whose reset route answered; llama.cpp, sent
+// cache_prompt false) that scored request is the cold sample. Elsewhere (or when the answer came
+// back with cached_tokens above a shared BOS) a second, salted request of the same entry is sent
+// and timed, its output not scored: a unique head (after BOS in the ids; at the head of the
+// system message in chat), checked against cached_tokens, re-issued and counted when cached
+// (details cold_timed_separately, cold_salted_requests, cold_reissued; per row "timed" and
+// "timing_request"). A failed timing request fails the entry. Verdicts are the same with and
+// without salting.
 //   entries_skipped                          counted, lower: prompts that did not fit the context
 //                                            (overflow "skip") - not scored
 //   entries_truncated                        counted, lower: prompts cut to fit (overflow

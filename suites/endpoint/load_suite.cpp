@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "records/stats.hpp"
+#include "suites/cold_request.hpp"
 #include "suites/endpoint/load.hpp"
 #include "suites/error.hpp"
 #include "suites/latency.hpp"
@@ -140,7 +141,10 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
         lo);
 
     std::vector<double> ttft, tpot, itl, e2e, lag, srv_prompt_ms, srv_tpot_ms;
-    int failed = 0, good = 0, mismatched = 0, first_read_extra = 0, undefined_decode = 0;
+    int failed = 0, good = 0, mismatched = 0, first_read_extra = 0, undefined_decode = 0, cached = 0, max_cached = 0;
+    // Every load request is cold (a unique random prompt; llama.cpp also skips its cache): a
+    // response with more than a shared BOS from the cache measured a cache hit, not prefill.
+    const int allowed_cached = ColdRequests::allowed_cached(target.tokenizer(), false, false);
     long long out_tokens = 0;
     std::int64_t t_first = 0, t_last = 0;
     std::string first_error;
@@ -155,6 +159,10 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
         ++failed;
         if (first_error.empty()) first_error = resp.ok ? "no token generated" : resp.error.substr(0, 200);
         continue;
+      }
+      if (resp.cached_tokens > allowed_cached) {
+        ++cached;
+        max_cached = std::max(max_cached, resp.cached_tokens);
       }
       const RequestLatency lat = compute_latency(resp);
       t_last = std::max(t_last, resp.token_t_ns.back());
@@ -216,6 +224,11 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
       why += std::string(why.empty() ? "" : "; ") + "the client fell behind its schedule (p99 send lag " +
              std::to_string(lag_p99) + " ms > " + std::to_string(cfg.max_send_lag_ms) + " ms): it measured itself";
     }
+    if (cached > 0) {
+      why += std::string(why.empty() ? "" : "; ") + std::to_string(cached) + " of " + std::to_string(samples.size()) +
+             " requests were served from the prefix cache (cached_tokens up to " + std::to_string(max_cached) + " > " +
+             std::to_string(allowed_cached) + "): not cold";
+    }
     if (!why.empty()) invalid += (invalid.empty() ? "" : "; ") + L + ": " + why;
     nlohmann::json row = {{"level", L},
                           {"requests", samples.size()},
@@ -232,6 +245,7 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
                           {"output_length_mismatches", mismatched},
                           {"first_read_extra_tokens", first_read_extra},
                           {"decode_undefined_requests", undefined_decode},
+                          {"cached_requests", cached},
                           {"valid", why.empty()}};
     if (!cfg.goodput.empty()) row["goodput_req_s"] = span_s > 0 ? good / span_s : 0.0;
     if (!srv_prompt_ms.empty() || !srv_tpot_ms.empty()) {

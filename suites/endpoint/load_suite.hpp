@@ -18,9 +18,11 @@
 // details["levels"] has per level the p50/p90/p99 of each latency (type 7: the same figures as
 // the metrics' summaries and the printed table), the send lag, the server's own timings where
 // it reports them (llama.cpp: median prompt_ms and predicted ms per token),
-// output-length mismatches against the server's usage, and "valid". A level is invalid when a
-// request failed or the client fell behind its own schedule (p99 send lag > "max_send_lag_ms",
-// default 10): it then measured the client, not the server. Any invalid level makes the suite
+// output-length mismatches against the server's usage, "cached_requests", and "valid". A level
+// is invalid when a request failed, when a request reported cached_tokens above a shared BOS
+// (every load request is cold: TargetRequest::cold, a unique prompt), or when the client fell
+// behind its own schedule (p99 send lag > "max_send_lag_ms", default 10): it then measured the
+// client, not the server. Any invalid level makes the suite
 // report details["invalid_reason"] (the record keeps every figure and is marked invalid; `run`
 // exits 2, inconclusive).
 #include "records/metric.hpp"

@@ -46,7 +46,7 @@ TEST_CASE("bfcl suite: PR configuration on stories260K through the registry") {
 
 namespace {
 /// The in-process engine, recording its prompts; with a salt it acts as a server whose cache the
-/// client cannot empty, and every entry is salted (suites/cold_request.hpp).
+/// client cannot empty: every entry is then timed by a separate salted request (suites/cold_request.hpp).
 class SaltedEngine final : public atlas::suites::Target {
  public:
   SaltedEngine(atlas::suites::EngineTarget& engine, std::uint64_t salt) : engine_(&engine), salt_(salt) {}
@@ -68,7 +68,7 @@ class SaltedEngine final : public atlas::suites::Target {
 };
 }  // namespace
 
-TEST_CASE("bfcl suite: cold salts at the prompt's head leave the in-process verdicts unchanged (stories260K)") {
+TEST_CASE("bfcl suite: cold salts go only into separate timing requests: the in-process outputs and verdicts are the unsalted ones (stories260K)") {
   if (!std::filesystem::exists(atlas::test::stories_bin())) {
     MESSAGE("skipped: " << atlas::test::stories_bin().string() << " not found");
     return;
@@ -86,19 +86,29 @@ TEST_CASE("bfcl suite: cold salts at the prompt's head leave the in-process verd
   const auto plain = atlas::suites::find_suite("bfcl").run(unsalted, options);
   const auto cold = atlas::suites::find_suite("bfcl").run(salted, options);
   CHECK(plain.details["cold_salted_requests"] == 0);
+  CHECK(plain.details["cold_timed_separately"] == 0);
   CHECK(cold.details["cold_salted_requests"] == 20);
-  REQUIRE(salted.prompts.size() == 20);
+  CHECK(cold.details["cold_timed_separately"] == 20);
+  REQUIRE(salted.prompts.size() == 40);  // per entry: the scored request, then the salted timing request
   REQUIRE(unsalted.prompts.size() == 20);
-  // Every prompt is truncated to the context budget (512 - max_new_tokens): the salt takes 4 of
-  // those tokens from the prompt's head after BOS, never from its tail (the question, "Assistant:").
+  // Every prompt is truncated to the context budget (512 - max_new_tokens). The scored request
+  // is the unsalted one; the timing request's salt takes 4 of its tokens from the prompt's head
+  // after BOS, never from its tail (the question, "Assistant:").
   for (std::size_t i = 0; i < 20; ++i) {
     const auto& p = unsalted.prompts[i];
-    const auto& q = salted.prompts[i];
+    CHECK(salted.prompts[2 * i] == p);
+    const auto& q = salted.prompts[2 * i + 1];
     REQUIRE(q.size() == p.size());
     CHECK(q.size() + plain.config["max_new_tokens"].get<std::size_t>() == 512);
     CHECK(q[0] == p[0]);
     CHECK(std::vector<int>(q.begin() + 1, q.begin() + 5) != std::vector<int>(p.begin() + 1, p.begin() + 5));
     CHECK(std::equal(q.begin() + 5, q.end(), p.begin() + 5));
+  }
+  // The outputs scored are the unsalted requests' in both runs: entry by entry the same.
+  for (std::size_t i = 0; i < plain.details["entries"].size(); ++i) {
+    INFO("entry " << i);
+    CHECK(cold.details["entries"][i]["output"] == plain.details["entries"][i]["output"]);
+    CHECK(cold.details["entries"][i]["valid"] == plain.details["entries"][i]["valid"]);
   }
   for (const auto& [name, m] : plain.metrics) {
     if (name.rfind("accuracy.", 0) != 0 && name.rfind("entries_", 0) != 0) continue;

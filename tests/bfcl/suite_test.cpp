@@ -236,34 +236,88 @@ BfclSuiteConfig gt_config() {
 }
 }  // namespace
 
-TEST_CASE("bfcl suite: entries are cold on a target that cannot empty its cache; the salt leaves the question, the docs and the verdicts as they were") {
-  ScriptedTarget plain;  // reset works (cold_salt 0): prompts as built
+namespace {
+/// True when the request's system message is not BFCL's own text for the entry whose question
+/// ends it: a salt (or anything else) was added to what the model is asked.
+bool salted_chat(const suites::TargetRequest& req) {
+  if (!req.messages.is_array() || req.messages.empty()) return false;
+  const std::string asked = req.messages.back().value("content", "");
+  // Several entries can ask the same question (with other functions): BFCL's own request for
+  // any of them is unsalted.
+  for (const auto& e : data().entries) {
+    if (e.question[0].back()["content"] != asked) continue;
+    if (req.messages == nlohmann::json::parse(prompt_messages(e).dump())) return false;
+  }
+  return true;
+}
+
+/// A model that answers BFCL's own prompt correctly and a salted one wrongly: a capable model's
+/// greedy output can change with the salt, which the scored verdicts must never see.
+suites::TargetResponse answer_unless_salted(const suites::TargetRequest& req) {
+  if (salted_chat(req)) {
+    suites::TargetResponse r;
+    r.text = "[wrong_function(x=1)]";
+    return r;
+  }
+  return answer_from_messages(req);
+}
+}  // namespace
+
+TEST_CASE("bfcl suite: entries are scored from BFCL's own request and timed cold by a separate salted request where the cache cannot be emptied") {
+  ScriptedTarget plain;  // reset works (cold_salt 0): the scored request is the cold one
   plain.ctx = 100000;
-  plain.answer = answer_from_messages;
+  plain.answer = answer_unless_salted;
   NoResetTarget salted;
   salted.ctx = 100000;
-  salted.answer = answer_from_messages;
+  salted.answer = answer_unless_salted;
+  // Timing: the salted request takes 9 ms, the scored one 5 ms (ScriptedTarget's stamps).
+  struct SlowSalted : NoResetTarget {
+    suites::TargetResponse generate(const suites::TargetRequest& req) override {
+      suites::TargetResponse r = NoResetTarget::generate(req);
+      if (salted_chat(req)) r.token_t_ns.back() = 10'000'000;
+      return r;
+    }
+  } slow;
+  slow.ctx = 100000;
+  slow.answer = answer_unless_salted;
   const auto a = run_bfcl_suite(plain, gt_config(), data());
   const auto b = run_bfcl_suite(salted, gt_config(), data());
+  const auto c = run_bfcl_suite(slow, gt_config(), data());
   CHECK(a.details["cold_salted_requests"] == 0);
+  CHECK(a.details["cold_timed_separately"] == 0);
   CHECK(b.details["cold_salted_requests"] == 9);
+  CHECK(b.details["cold_timed_separately"] == 9);
   CHECK(b.details["cold_reissued"] == 0);
   CHECK(salted.resets == 9);  // one reset per entry
-  // The verdicts: every entry answered correctly on both, entry by entry.
+  // The verdicts: every entry answered correctly on both, entry by entry, although the salted
+  // requests were answered wrongly.
   for (const char* m : {"accuracy.simple_python", "accuracy.parallel", "accuracy.irrelevance", "accuracy.overall"}) {
     INFO(m);
     CHECK(b.metrics.at(m).samples == a.metrics.at(m).samples);
   }
+  CHECK(a.metrics.at("accuracy.overall").samples == std::vector<double>(9, 1.0));
   CHECK(b.metrics.at("accuracy.overall").samples == std::vector<double>(9, 1.0));
+  CHECK(b.details["error_types"] == a.details["error_types"]);
+  // Time per entry is the salted (cold) request's, never the scored answer's.
+  CHECK(a.metrics.at("time_per_entry_ms").samples == std::vector<double>(9, 5.0));
+  CHECK(c.metrics.at("time_per_entry_ms").samples == std::vector<double>(9, 9.0));
   REQUIRE(plain.requests.size() == 9);
-  REQUIRE(salted.requests.size() == 9);
+  REQUIRE(salted.requests.size() == 18);  // per entry: the scored request, then the timing request
   std::set<std::string> heads;
   for (std::size_t i = 0; i < 9; ++i) {
     INFO("entry " << i);
     const auto& p = plain.requests[i];
-    const auto& q = salted.requests[i];
-    // Chat: the salt is one line at the head of the system message; the function docs after it
-    // and every other message (the question) are BFCL's own.
+    const auto& answer = salted.requests[2 * i];
+    const auto& q = salted.requests[2 * i + 1];
+    // The scored request is exactly BFCL's, as the plain target got it.
+    CHECK(answer.messages == p.messages);
+    CHECK(answer.prompt_ids == p.prompt_ids);
+    CHECK(answer.cold);
+    CHECK(q.cold);
+    CHECK(!salted_chat(answer));
+    CHECK(salted_chat(q));
+    // The timing request: one salt line at the head of the system message; the function docs
+    // after it and every other message (the question) are BFCL's own.
     REQUIRE(q.messages.size() == p.messages.size());
     const std::string ps = p.messages[0]["content"], qs = q.messages[0]["content"];
     REQUIRE(qs.size() > ps.size());
@@ -278,30 +332,67 @@ TEST_CASE("bfcl suite: entries are cold on a target that cannot empty its cache;
     CHECK(std::equal(p.prompt_ids.begin() + 1, p.prompt_ids.end(), q.prompt_ids.begin() + 5));
   }
   CHECK(heads.size() == 9);  // unique per request: no entry can be served from another's cache
+  for (const auto& row : a.details["entries"]) CHECK(row["timed"] == "scored request");
+  for (const auto& row : b.details["entries"]) {
+    CHECK(row["timed"] == "salted timing request");
+    CHECK(row["valid"] == true);
+    CHECK(row["timing_request"].is_object());
+  }
 }
 
-TEST_CASE("bfcl suite: an entry the target says it served from its cache is re-issued with a new salt and counted") {
+TEST_CASE("bfcl suite: a scored answer the target served from its cache is not a cold sample, though the reset answered") {
+  ScriptedTarget target;  // cold_salt 0: the reset claimed success
+  target.ctx = 100000;
+  target.answer = [](const suites::TargetRequest& req) {
+    suites::TargetResponse r = answer_unless_salted(req);
+    r.prompt_tokens = 400;
+    r.cached_tokens = salted_chat(req) ? 0 : 120;
+    return r;
+  };
+  BfclSuiteConfig cfg = gt_config();
+  cfg.categories = {"simple_python"};
+  const auto res = run_bfcl_suite(target, cfg, data());
+  REQUIRE(target.requests.size() == 6);
+  CHECK(res.details["cold_timed_separately"] == 3);
+  CHECK(res.details["cold_salted_requests"] == 3);
+  CHECK(res.metrics.at("accuracy.simple_python").samples == std::vector<double>{1, 1, 1});
+  for (const auto& row : res.details["entries"]) {
+    CHECK(row["cached_tokens"] == 120);
+    CHECK(row["timing_request"]["cached_tokens"] == 0);
+  }
+}
+
+TEST_CASE("bfcl suite: a timing request the target says it served from its cache is re-issued with a new salt and counted") {
   NoResetTarget target;
   target.ctx = 100000;
   int n = 0;
   target.answer = [&n](const suites::TargetRequest& req) {
-    suites::TargetResponse r = answer_from_messages(req);
-    // Every other request comes back "from cache": the shared system prompt of the last entry.
+    suites::TargetResponse r = answer_unless_salted(req);
     r.prompt_tokens = 400;
+    // The scored answer may reuse the last entry's prefix (not a cold sample on this target
+    // anyway); every other salted request comes back "from cache".
+    if (!salted_chat(req)) {
+      r.cached_tokens = 250;
+      return r;
+    }
     r.cached_tokens = ++n % 2 == 1 ? 300 : 20;  // 20: at most a chat template's head, still cold
     return r;
   };
   BfclSuiteConfig cfg = gt_config();
   cfg.categories = {"simple_python"};
   const auto res = run_bfcl_suite(target, cfg, data());
-  CHECK(target.requests.size() == 6);
+  CHECK(target.requests.size() == 9);  // per entry: answer, timing, re-issued timing
   CHECK(res.details["cold_reissued"] == 3);
   CHECK(res.details["cold_salted_requests"] == 6);
+  CHECK(res.details["cold_timed_separately"] == 3);
   CHECK(res.metrics.at("accuracy.simple_python").samples == std::vector<double>{1, 1, 1});
   CHECK(res.metrics.at("time_per_entry_ms").samples.size() == 3);  // one cold sample per entry
-  for (const auto& row : res.details["entries"]) CHECK(row["cached_tokens"] == 20);
-  // The salts of a request and its re-issue differ.
-  CHECK(target.requests[0].messages[0]["content"] != target.requests[1].messages[0]["content"]);
+  for (const auto& row : res.details["entries"]) {
+    CHECK(row["cached_tokens"] == 250);
+    CHECK(row["timing_request"]["cached_tokens"] == 20);
+  }
+  // The salts of a timing request and its re-issue differ.
+  CHECK(target.requests[1].messages[0]["content"] != target.requests[2].messages[0]["content"]);
 
   // A target that always answers from its cache: no cold timing exists; the suite says so.
   NoResetTarget always;
@@ -312,9 +403,10 @@ TEST_CASE("bfcl suite: an entry the target says it served from its cache is re-i
     r.cached_tokens = 399;
     return r;
   };
-  CHECK_THROWS_WITH_AS(run_bfcl_suite(always, cfg, data()), doctest::Contains("bfcl simple_python_1: the target reported cached_tokens = 399 on 3 cold requests"),
+  CHECK_THROWS_WITH_AS(run_bfcl_suite(always, cfg, data()),
+                       doctest::Contains("bfcl simple_python_1 (salted timing request): the target reported cached_tokens = 399 on 3 cold requests"),
                        atlas::suites::SuiteError);
-  CHECK(always.requests.size() == 3);
+  CHECK(always.requests.size() == 4);  // the answer, then 3 timing requests
 }
 
 TEST_CASE("bfcl suite: prompts over the context are truncated or skipped and counted") {

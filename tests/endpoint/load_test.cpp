@@ -124,9 +124,15 @@ namespace {
 /// A server-like target: 2 ms to the first token, then 1 ms per token, several in flight.
 class FakeServer final : public atlas::suites::Target {
  public:
+  int cached = 0;                       ///< cached_tokens every response reports
+  std::atomic<int> cold_requests{0};    ///< requests sent with TargetRequest::cold
+  std::atomic<int> all_requests{0};
   std::string name() const override { return "endpoint:fake"; }
   TargetResponse generate(const TargetRequest& req) override {
     TargetResponse r;
+    ++all_requests;
+    cold_requests += req.cold;
+    r.cached_tokens = cached;
     r.t_request_ns = atlas::now_ns();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     for (int i = 0; i < req.max_new_tokens; ++i) {
@@ -190,6 +196,27 @@ TEST_CASE("load suite: one record holds every concurrency level with throughput,
   CHECK_FALSE(r.details.contains("invalid_reason"));
   // Throughput rises with concurrency on a server that runs requests side by side.
   CHECK(r.details["levels"][2]["request_throughput"].get<double>() > 1.5 * r.details["levels"][0]["request_throughput"].get<double>());
+}
+
+TEST_CASE("load suite: every request is cold; a response served from the prefix cache invalidates its level") {
+  atlas::suites::SuiteOptions o;
+  o.config = {{"concurrency", {2}}, {"num_prompts", 4}, {"input_len", 16}, {"output_len", 2}, {"max_send_lag_ms", 1000}};
+  o.config_source = "<test>";
+  FakeServer cold;
+  cold.cached = 1;  // a shared BOS: still cold
+  const auto a = atlas::suites::run_load_suite(cold, o);
+  CHECK(cold.all_requests == 4);
+  CHECK(cold.cold_requests == 4);  // llama.cpp gets cache_prompt false for each (EndpointTarget)
+  CHECK(a.details["levels"][0]["valid"] == true);
+  CHECK(a.details["levels"][0]["cached_requests"] == 0);
+  CHECK_FALSE(a.details.contains("invalid_reason"));
+  FakeServer warm;
+  warm.cached = 9;
+  const auto b = atlas::suites::run_load_suite(warm, o);
+  CHECK(b.details["levels"][0]["valid"] == false);
+  CHECK(b.details["levels"][0]["cached_requests"] == 4);
+  CHECK(b.details["invalid_reason"] ==
+        "concurrency=2: 4 of 4 requests were served from the prefix cache (cached_tokens up to 9 > 1): not cold");
 }
 
 TEST_CASE("load suite: a client that falls behind its schedule invalidates the level; bad configs name the field") {

@@ -352,3 +352,47 @@ TEST_CASE("atlas-bench run --concurrency against the atlas-serve binary: one rec
   CHECK(bad.rc == 3);
   CHECK(bad.out.find("--rate: 'x' is not a number > 0") != std::string::npos);
 }
+
+TEST_CASE("atlas-bench run: flags the run would ignore are usage errors naming the flags (no server contacted)") {
+  const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
+  if (!bench_env || !*bench_env || !fs::exists(atlas::test::stories_bin())) {
+    MESSAGE("skipped: ATLAS_BENCH_EXE or stories260K missing");
+    return;
+  }
+  const std::string run = "'" + std::string(bench_env) + "' run --model '" + atlas::test::stories_bin().string() +
+                          "' --tokenizer '" + atlas::test::stories_tok().string() + "' --no-store";
+  // Port 9 (discard): every check below comes before any request.
+  const std::string endpoint = " --endpoint http://127.0.0.1:9/v1";
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      // The load suite sends --num-prompts requests per level once: no warmup, no repetitions.
+      {" --concurrency 1 --num-prompts 2 --repetitions 5 --warmup 3",
+       "--warmup, --repetitions: the load suite sends --num-prompts requests per level once and does not repeat, so they would be ignored"},
+      {" --concurrency 1 --num-prompts 2 --warmup 3", "--warmup: the load suite sends --num-prompts requests per level once"},
+      // A closed loop never draws arrival gaps.
+      {" --concurrency 1 --num-prompts 2 --burstiness 0.2",
+       "--burstiness shapes the arrival gaps of an open loop (--rate); this load run is a closed loop (--concurrency), which never uses it"},
+      // Both loops at once: the flags conflict (it was reported as coming from suites/config/pr.json).
+      {" --concurrency 1 --rate 2",
+       "--concurrency and --rate: give one; a load run is either a closed loop (--concurrency: requests in flight) or an open loop"},
+      // The server runs the model: the in-process engine's options would be ignored.
+      {" --suite ttft --backend cuda --threads 7", "--backend, --threads: options of the in-process engine; with --endpoint"},
+      {" --suite ttft --threads 7", "--threads: options of the in-process engine; with --endpoint"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const atlas::test::ShellResult r = atlas::test::run_shell(run + endpoint + c.args + " 2>&1");
+    INFO(r.out);
+    CHECK(r.rc == 3);
+    CHECK(r.out.find(c.message) != std::string::npos);
+    CHECK(r.out.find("pr.json") == std::string::npos);
+  }
+  // Still allowed: --burstiness with --rate; --warmup with a suite that repeats; the engine's
+  // options in process. (Usage is checked before the run: --suite load without a server.)
+  const atlas::test::ShellResult open_loop = atlas::test::run_shell(run + " --rate 2 --burstiness 0.2 2>&1");
+  CHECK(open_loop.rc == 3);
+  CHECK(open_loop.out.find("--suite load drives a server: give --endpoint URL") != std::string::npos);
+}

@@ -151,3 +151,63 @@ TEST_CASE("agentic chat: reused + prefilled = the target's prompt tokens on ever
   }
   CHECK(s.turns[0].prompt_tokens == 31 + 20);
 }
+
+namespace {
+/// Records whether each request was sent cold, and reports `turn1_cached` prefix tokens on the
+/// first request after each reset (a server whose cache still held the session's head).
+template <class Base>
+struct ColdProbe : Base {
+  std::vector<bool> cold;
+  int turn1_cached = 0;
+  bool fresh = false;
+  void reset_session() override {
+    Base::reset_session();
+    fresh = true;
+  }
+  TargetResponse generate(const TargetRequest& req) override {
+    cold.push_back(req.cold);
+    TargetResponse r = Base::generate(req);
+    if (fresh && turn1_cached > r.cached_tokens) {
+      r.cached_tokens = turn1_cached;
+      r.prompt_tokens = std::max(r.prompt_tokens, turn1_cached + 1);
+      r.prefilled_tokens = r.prompt_tokens - r.cached_tokens;
+    }
+    fresh = false;
+    return r;
+  }
+};
+}  // namespace
+
+TEST_CASE("agentic: turn 1 is sent as a cold request (llama.cpp: cache_prompt false), later turns reuse the cache") {
+  for (const AgenticApi api : {AgenticApi::completions, AgenticApi::chat}) {
+    ColdProbe<atlas::test::FakeTarget> target;
+    const AgenticSessionResult s = run_agentic_session(target, small_trace(), 1, 0.0, api, 1);
+    REQUIRE(s.turns.size() == 2);
+    CHECK(target.cold == std::vector<bool>{true, false});
+  }
+}
+
+TEST_CASE("agentic: a turn 1 the target served from its cache fails, in chat and completions mode, salted or not") {
+  for (const AgenticApi api : {AgenticApi::completions, AgenticApi::chat}) {
+    INFO("chat " << (api == AgenticApi::chat));
+    // The reset answered (salt 0): only a shared BOS may come from the cache.
+    ColdProbe<atlas::test::FakeTarget> reset_ok;
+    reset_ok.turn1_cached = 1;
+    CHECK(run_agentic_session(reset_ok, small_trace(), 1, 0.0, api, 1).turns.at(0).reused == 1);
+    reset_ok.turn1_cached = 2;
+    CHECK_THROWS_WITH_AS(run_agentic_session(reset_ok, small_trace(), 1, 0.0, api, 2),
+                         doctest::Contains("agentic small turn 1: turn 1 is cold (reset, a unique prefix or the server's cache bypass) "
+                                           "but the target reported cached_tokens = 2"),
+                         SuiteError);
+  }
+  // Salted: completions allow a BOS; chat also the server template's head before the salt (32).
+  ColdProbe<NoResetTarget> salted;
+  salted.turn1_cached = 2;
+  CHECK_THROWS_WITH_AS(run_agentic_session(salted, small_trace(), 1, 0.0, AgenticApi::completions, 3),
+                       doctest::Contains("cached_tokens = 2"), SuiteError);
+  salted.turn1_cached = 32;
+  CHECK(run_agentic_session(salted, small_trace(), 1, 0.0, AgenticApi::chat, 4).turns.at(0).reused == 32);
+  salted.turn1_cached = 33;
+  CHECK_THROWS_WITH_AS(run_agentic_session(salted, small_trace(), 1, 0.0, AgenticApi::chat, 5),
+                       doctest::Contains("cached_tokens = 33"), SuiteError);
+}

@@ -64,6 +64,7 @@ struct RunArgs {
   std::optional<double> burstiness, max_send_lag_ms;
   std::optional<int> num_prompts, input_len, output_len;
   double inject_decode_delay_us = 0;  ///< test hook (the gate's head side); records with it never become baselines
+  bool backend_given = false, threads_given = false;  ///< on the command line (their defaults say nothing)
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -216,7 +217,32 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
   if (a.inject_decode_delay_us > 0 && !a.endpoint.empty()) {
     throw InputError("--inject-decode-delay-us delays the in-process engine; with --endpoint the server decodes and would ignore it");
   }
+  // The in-process engine's options with --endpoint: the server runs the model.
+  if (!a.endpoint.empty() && (a.backend_given || a.threads_given)) {
+    throw InputError(std::string(a.backend_given && a.threads_given ? "--backend, --threads" : a.backend_given ? "--backend" : "--threads") +
+                     ": options of the in-process engine; with --endpoint the server runs the model and they would be ignored");
+  }
+  // --warmup/--repetitions on a run of the load suite alone: it sends --num-prompts requests
+  // per level once and reads neither.
+  if ((a.warmup || a.repetitions) && req.suites == std::vector<std::string>{"load"}) {
+    throw InputError(std::string(a.warmup && a.repetitions ? "--warmup, --repetitions" : a.warmup ? "--warmup" : "--repetitions") +
+                     ": the load suite sends --num-prompts requests per level once and does not repeat, so they would be "
+                     "ignored (use --num-prompts)");
+  }
+  if (!a.concurrency.empty() && !a.rates.empty()) {
+    throw InputError("--concurrency and --rate: give one; a load run is either a closed loop (--concurrency: requests in "
+                     "flight) or an open loop (--rate: arrivals per second)");
+  }
   if (!load_flags.empty()) apply_load_flags(a, req.config);
+  // --burstiness shapes open-loop arrival gaps: a closed loop (concurrency) never uses it.
+  if (a.burstiness && runs_load) {
+    const nlohmann::json& sec = req.config.section("load");
+    if (!sec.is_object() || !sec.contains("rates")) {
+      throw InputError(std::string("--burstiness shapes the arrival gaps of an open loop (--rate); this load run is a closed loop (") +
+                       (!a.concurrency.empty() ? "--concurrency" : req.config.source + ": suites.load.concurrency") +
+                       "), which never uses it");
+    }
+  }
   if (runs_load && a.endpoint.empty()) {
     throw InputError("--suite load drives a server: give --endpoint URL");
   }
@@ -255,8 +281,9 @@ const RegisterCommand kRun{{
                      "all = the first four; load when --concurrency/--rate is given)");
       sub.add_option("--model", a->model, "Model file (default <data-dir>/models/stories260K/stories260K.bin)");
       sub.add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory (default: beside the model)");
-      sub.add_option("--backend", a->backend, "cpu | cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
-      sub.add_option("--threads", a->threads, "CPU threads (0: all; env ATLAS_THREADS)");
+      CLI::Option* backend =
+          sub.add_option("--backend", a->backend, "cpu | cuda (in process only)")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
+      CLI::Option* threads = sub.add_option("--threads", a->threads, "CPU threads (0: all; env ATLAS_THREADS; in process only)");
       sub.add_option("--config", a->config, "pr | nightly | a suite-config JSON file")->capture_default_str();
       sub.add_option("--warmup", a->warmup, "Unmeasured repetitions per suite (overrides the config)")
           ->check(CLI::NonNegativeNumber);
@@ -291,7 +318,11 @@ const RegisterCommand kRun{{
       sub.add_option("--max-send-lag-ms", a->max_send_lag_ms,
                      "Load suite: a level whose p99 send lag exceeds this is invalid (default 10)")
           ->check(CLI::NonNegativeNumber);
-      return [a, &g] { return run_command(*a, g); };
+      return [a, &g, backend, threads] {
+        a->backend_given = backend->count() > 0;
+        a->threads_given = threads->count() > 0;
+        return run_command(*a, g);
+      };
     },
 }};
 
