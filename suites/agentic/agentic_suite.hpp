@@ -85,7 +85,9 @@ struct AgenticSessionResult {
 /// server that has no reset). Each assistant turn
 /// decodes exactly max_tokens (ignore_eos, greedy). The expected reuse of turn k > 1 is the
 /// previous prompt plus all but the last generated token: a decode loop never computes the K/V
-/// of the token it sampled last. Throws SuiteError when a request fails.
+/// of the token it sampled last. Throws SuiteError when a request fails, and when turn 1 (sent
+/// as TargetRequest::cold) comes back with more cached tokens than ColdRequests::allowed_cached
+/// allows (chat and completions mode, salted or not).
 AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& trace, std::uint64_t seed,
                                          double think_time_scale, AgenticApi api = AgenticApi::completions,
                                          std::uint64_t session_nonce = 0);
