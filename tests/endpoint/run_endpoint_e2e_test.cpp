@@ -109,11 +109,12 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
   const BenchRun local = bench(bench_exe, run + suites + common + " --threads 1 --out-dir '" + (dir / "local").string() + "'");
   const BenchRun remote = bench(bench_exe, run + suites + common + endpoint + " --out-dir '" + (dir / "remote").string() + "'");
   const std::string fc = " --suite bfcl --config '" + (dir / "fc.json").string() + "'";
-  const BenchRun local_fc = bench(bench_exe, run + fc + common + " --threads 1 --out-dir '" + (dir / "local-fc").string() + "'");
+  // bfcl alone: no --warmup/--repetitions (it scores each entry once; they are a usage error).
+  const BenchRun local_fc = bench(bench_exe, run + fc + model + " --threads 1 --out-dir '" + (dir / "local-fc").string() + "'");
   // Native FC over HTTP: most prompts exceed the server's context (below); failed entries make
   // the run invalid: exit 2 (inconclusive; 3 is for usage errors), its record kept.
   const BenchRun remote_fc =
-      bench(bench_exe, run + fc + common + endpoint + " --out-dir '" + (dir / "remote-fc").string() + "'", 2);
+      bench(bench_exe, run + fc + model + endpoint + " --out-dir '" + (dir / "remote-fc").string() + "'", 2);
   CHECK(remote_fc.out.find("atlas-bench run: the run is invalid (exit 2, inconclusive): suite bfcl: ") != std::string::npos);
 
   const json& L = local.record;
@@ -370,8 +371,11 @@ TEST_CASE("atlas-bench run: flags the run would ignore are usage errors naming t
   const Case cases[] = {
       // The load suite sends --num-prompts requests per level once: no warmup, no repetitions.
       {" --concurrency 1 --num-prompts 2 --repetitions 5 --warmup 3",
-       "--warmup, --repetitions: the load suite sends --num-prompts requests per level once and does not repeat, so they would be ignored"},
-      {" --concurrency 1 --num-prompts 2 --warmup 3", "--warmup: the load suite sends --num-prompts requests per level once"},
+       "--warmup, --repetitions: no suite of this run (load) repeats its measurements, so they would be ignored"},
+      {" --concurrency 1 --num-prompts 2 --warmup 3", "--warmup: no suite of this run (load) repeats its measurements"},
+      // bfcl scores each entry once.
+      {" --suite bfcl,load --concurrency 1 --repetitions 2",
+       "--repetitions: no suite of this run (bfcl,load) repeats its measurements, so they would be ignored"},
       // A closed loop never draws arrival gaps.
       {" --concurrency 1 --num-prompts 2 --burstiness 0.2",
        "--burstiness shapes the arrival gaps of an open loop (--rate); this load run is a closed loop (--concurrency), which never uses it"},

@@ -222,12 +222,21 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
     throw InputError(std::string(a.backend_given && a.threads_given ? "--backend, --threads" : a.backend_given ? "--backend" : "--threads") +
                      ": options of the in-process engine; with --endpoint the server runs the model and they would be ignored");
   }
-  // --warmup/--repetitions on a run of the load suite alone: it sends --num-prompts requests
-  // per level once and reads neither.
-  if ((a.warmup || a.repetitions) && req.suites == std::vector<std::string>{"load"}) {
-    throw InputError(std::string(a.warmup && a.repetitions ? "--warmup, --repetitions" : a.warmup ? "--warmup" : "--repetitions") +
-                     ": the load suite sends --num-prompts requests per level once and does not repeat, so they would be "
-                     "ignored (use --num-prompts)");
+  // --warmup/--repetitions where no suite of the run repeats its measurements: load sends
+  // --num-prompts requests per level once, bfcl scores each entry once, instructions counts one
+  // run under callgrind (their config sections accept the keys, and ignore them).
+  if (a.warmup || a.repetitions) {
+    const bool repeats = std::any_of(req.suites.begin(), req.suites.end(), [](const std::string& s) {
+      return s == "ttft" || s == "agentic" || s == "decode-anatomy";
+    });
+    if (!repeats) {
+      std::string names;
+      for (const auto& s : req.suites) names += (names.empty() ? "" : ",") + s;
+      throw InputError(std::string(a.warmup && a.repetitions ? "--warmup, --repetitions" : a.warmup ? "--warmup" : "--repetitions") +
+                       ": no suite of this run (" + names +
+                       ") repeats its measurements, so they would be ignored (ttft, agentic and decode-anatomy read them; "
+                       "the load suite sends --num-prompts requests per level once)");
+    }
   }
   if (!a.concurrency.empty() && !a.rates.empty()) {
     throw InputError("--concurrency and --rate: give one; a load run is either a closed loop (--concurrency: requests in "
