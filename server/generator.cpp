@@ -20,7 +20,8 @@ std::string model_chat_template(const engine::Model& model) {
         if (t.is_string()) return t.get<std::string>();
         if (t.is_array()) {
           for (const auto& e : t) {
-            if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string()) {
+            // Compared as JSON: a "name" that is not a string is no match (json::value() threw).
+            if (e.is_object() && e.contains("name") && e["name"] == "default" && e.contains("template") && e["template"].is_string()) {
               return e["template"].get<std::string>();
             }
           }

@@ -134,7 +134,9 @@ EndpointTarget::EndpointTarget(EndpointOptions opts) : opts_(std::move(opts)) {
     }
   }
   for (const auto& m : models_["data"]) {
-    if (m.is_object() && m.value("id", "") == model_) entry = &m;
+    // Compared as JSON: an entry whose id is not a string (a server's bug) is skipped, where
+    // json::value() threw nlohmann's type_error out of the constructor.
+    if (m.is_object() && m.contains("id") && m["id"] == model_) entry = &m;
   }
   kind_ = opts_.server_kind;
   if (kind_.empty()) {

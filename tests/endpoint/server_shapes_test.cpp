@@ -211,6 +211,19 @@ TEST_CASE("server shapes: llama.cpp makes a cold request cold by itself (cache_p
   CHECK_FALSE(EndpointTarget(opts(v.url())).request_body(c).contains("cache_prompt"));
 }
 
+TEST_CASE("server shapes: a /models entry whose id is not a string is skipped, not an uncaught type_error") {
+  // Found reviewing json::value() calls after fuzz_tokenizer_json's type_error finding.
+  ScriptServer s;
+  s.models = {{"object", "list"},
+              {"data", json::array({{{"id", 5}, {"owned_by", "sglang"}}, {{"id", "m"}, {"owned_by", "vllm"}, {"max_model_len", 64}}})}};
+  s.start();
+  auto o = opts(s.url());
+  o.served_model = "m";
+  EndpointTarget t(o);
+  CHECK(t.server_kind() == "vllm");
+  CHECK(t.context_length() == 64);
+}
+
 TEST_CASE("server shapes: the context length comes from max_model_len, llama.cpp's meta.n_ctx or /props, or the option") {
   {
     ScriptServer s;  // llama.cpp today: per-slot context in meta.n_ctx (n_ctx_train is the model's)
