@@ -82,7 +82,7 @@ class DecidedOrCap final : public StoppingRule {
 /// rounds run (disturbed ones included) reaching `max_rounds_run`, another pair passing
 /// `time_cap_s`, or, from the first look's size on, more than `max_disturbed_share` of the rounds
 /// disturbed by load. Between looks nothing is judged; after a look that is not final the run stops
-/// when every metric is decided. Unlike DecidedOrCap it never stops because the A/A noise seen so
+/// when every metric is decided, or (the gate's question) as soon as one metric is a regression. Unlike DecidedOrCap it never stops because the A/A noise seen so
 /// far looks too large: an estimate from a few rounds is itself noisy, and stopping on it was why
 /// 5 of 40 planted 5% slowdowns were left undecided at 8 rounds (2026-12-01).
 class GroupSequential final : public StoppingRule {

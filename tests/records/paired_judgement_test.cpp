@@ -185,6 +185,13 @@ TEST_CASE("GroupSequential: looks at the schedule only, Bonferroni confidence, c
   done.rules_out_regression = true;
   st.verdicts = {done};
   CHECK(*gs.should_stop(st) == "every metric decided");
+  // The gate's question is answered by one regression, whatever the other metrics still need.
+  PairedVerdict worse = noisy;
+  worse.status = PairedStatus::regression;
+  st.verdicts = {worse, noisy};
+  CHECK(*gs.should_stop(st) == "a regression decided");
+  const GroupSequential two_sided(Question::two_sided, {12, 24, 40, 60, 80}, 80, 120, 0.99, 0.25);
+  CHECK_FALSE(two_sided.should_stop(st));  // ab's question wants every metric
   // The last scheduled look is final.
   st.looks_made = 4;
   st.rounds = st.rounds_run = 80;
