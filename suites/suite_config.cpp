@@ -23,7 +23,12 @@ SuiteSetConfig parse_suite_set_config(const nlohmann::json& j, const std::string
   c.source = source;
   if (!j.contains("name") || !j["name"].is_string()) throw SuiteError(source + ": field 'name' must be a string");
   c.name = j["name"].get<std::string>();
-  c.description = j.value("description", "");
+  if (j.contains("description")) {
+    // json::value() would throw nlohmann's untyped type_error for a non-string (found by fuzz_suite_config).
+    if (!j["description"].is_string())
+      throw SuiteError(source + ": field 'description' must be a string, got " + j["description"].dump());
+    c.description = j["description"].get<std::string>();
+  }
   if (j.contains("seed")) {
     if (!j["seed"].is_number_unsigned()) throw SuiteError(source + ": field 'seed' must be an integer >= 0, got " + j["seed"].dump());
     c.seed = j["seed"].get<std::uint64_t>();

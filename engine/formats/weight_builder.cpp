@@ -82,6 +82,11 @@ void validate_blocks(const ModelConfig& c, const std::filesystem::path& file) {
   }
 }
 
+/// Bound on a derived int width (a product of two config fields): 2^28, beyond any real model
+/// (Qwen3-Next-80B's widest, the 512 experts x 512, is 2^18) and small enough that a sum of four
+/// stays an int.
+constexpr long long kMaxDerivedWidth = 1LL << 28;
+
 void validate_config(const ModelConfig& c, const std::filesystem::path& file) {
   auto positive = [&](const char* field, long long v) {
     if (v <= 0) throw EngineError(file.string() + ": " + field + " = " + std::to_string(v) + " (must be > 0)");
@@ -104,6 +109,19 @@ void validate_config(const ModelConfig& c, const std::filesystem::path& file) {
   if (!(c.rms_eps > 0.0f) || !(c.rope_theta > 0.0f))
     throw EngineError(file.string() + ": rms_eps = " + std::to_string(c.rms_eps) + ", rope_theta = " + std::to_string(c.rope_theta) +
                       " (must be > 0)");
+  // Derived widths (q_dim = n_heads * head_dim, the GDN key/value/conv widths, ...) are int and are
+  // summed up to 4 at a time (the grouped q/k/v/z rows): bound every product before anything
+  // computes them (a GGUF with n_heads 587,202,562 and head_dim 4 overflowed q_dim; fuzz_gguf).
+  auto width = [&](const char* a_name, long long a, const char* b_name, long long b) {
+    if (a > 0 && b > 0 && a * b > kMaxDerivedWidth)
+      throw EngineError(file.string() + ": " + a_name + " * " + b_name + " = " + std::to_string(a) + " * " + std::to_string(b) +
+                        " is too large (at most " + std::to_string(kMaxDerivedWidth) + ")");
+  };
+  width("n_heads", c.n_heads, "head_dim", c.head_dim);
+  width("n_kv_heads", c.n_kv_heads, "head_dim", c.head_dim);
+  width("linear_num_key_heads", c.gdn_k_heads, "linear_key_head_dim", c.gdn_k_head_dim);
+  width("linear_num_value_heads", c.gdn_v_heads, "linear_value_head_dim", c.gdn_v_head_dim);
+  width("num_experts", c.n_experts, "moe_intermediate_size", c.expert_hidden_dim);
   validate_blocks(c, file);
   // The largest matrices must stay addressable: elements fit comfortably in int64.
   const long long big = static_cast<long long>(c.vocab_size) * c.dim;

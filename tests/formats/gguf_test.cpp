@@ -310,3 +310,23 @@ TEST_CASE("GGUF qwen3next without feed_forward_length: no dense FFN size (0), an
   dense.hidden_dim = 0;
   CHECK_THROWS_WITH_AS(validate_config(dense, "d.gguf"), doctest::Contains("d.gguf: hidden_dim = 0 (must be > 0)"), EngineError);
 }
+
+TEST_CASE("config: a head count times head size beyond 2^28 is rejected before q_dim is computed (fuzz_gguf: int overflow)") {
+  // fuzz_gguf (2026-12-01) found a qwen3 header with head_count 587,202,562 and head size 4:
+  // q_dim() = n_heads * head_dim overflowed int (UBSan) in assemble_weights. The replayed input
+  // is fuzz/corpus/gguf/regress-q-dim-overflow; here the rule itself, named with the file.
+  ModelConfig c = make_preset_model("tiny-qwen3", 1).config;
+  CHECK_NOTHROW(validate_config(c, "m.gguf"));
+  c.n_heads = 587202562;
+  c.n_kv_heads = 1;
+  c.head_dim = 4;
+  CHECK_THROWS_WITH_AS(validate_config(c, "m.gguf"),
+                       doctest::Contains("m.gguf: n_heads * head_dim = 587202562 * 4 is too large"), EngineError);
+  ModelConfig n = make_preset_model("qwen3-next-tiny", 1, 64).config;
+  CHECK_NOTHROW(validate_config(n, "n.gguf"));
+  n.gdn_v_heads = 1 << 20;
+  n.gdn_v_head_dim = 1 << 10;
+  CHECK_THROWS_WITH_AS(validate_config(n, "n.gguf"),
+                       doctest::Contains("n.gguf: linear_num_value_heads * linear_value_head_dim = 1048576 * 1024 is too large"),
+                       EngineError);
+}

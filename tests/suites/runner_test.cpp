@@ -31,6 +31,16 @@ TEST_CASE("suite names expand") {
   CHECK_THROWS_WITH(expand_suite_names("ttfx"), doctest::Contains("unknown suite 'ttfx'"));
 }
 
+TEST_CASE("suite config: a description that is not a string is a SuiteError naming the field (fuzz_suite_config)") {
+  // json::value("description", "") threw nlohmann's untyped type_error for a number (found by
+  // fuzz_suite_config, 2026-12-01; the input is fuzz/corpus/suite_config/regress-description-number.json).
+  const auto j = nlohmann::json::parse(R"({"name": "pr", "description": 6.5e300, "suites": {}})");
+  CHECK_THROWS_WITH_AS(parse_suite_set_config(j, "c.json"), doctest::Contains("c.json: field 'description' must be a string, got 6.5e+300"),
+                       SuiteError);
+  const auto ok = parse_suite_set_config(nlohmann::json::parse(R"({"name": "pr", "description": "d", "suites": {}})"), "c.json");
+  CHECK(ok.description == "d");
+}
+
 TEST_CASE("the shipped pr and nightly configs load and name every suite") {
   for (const char* name : {"pr", "nightly"}) {
     const SuiteSetConfig c = load_suite_set_config(name);
