@@ -78,8 +78,9 @@ TEST_CASE("cuda fp32 on typed weights (BF16 / F16 / Q8_0 GGUF, uploaded as store
   const Model m = make_preset_model("tiny-qwen3", 5);
   const auto dir = atlas::test::scratch_dir("gpu-typed-weights");
   for (DType t : {DType::bf16, DType::f16, DType::q8_0}) {
-    CAPTURE(to_string(t));
-    const auto path = dir / (std::string(to_string(t)) + ".gguf");
+    const std::string dtype_name = to_string(t);
+    CAPTURE(dtype_name);
+    const auto path = dir / (dtype_name + ".gguf");
     GgufWriteOptions w;
     w.dtype = t;
     write_gguf(path, m, w);
@@ -115,7 +116,7 @@ TEST_CASE("cuda fp32 on typed weights (BF16 / F16 / Q8_0 GGUF, uploaded as store
       cpu_tok = static_cast<int>(std::max_element(yc.begin(), yc.end()) - yc.begin());
       CHECK(cuda_tok == cpu_tok);
     }
-    MESSAGE("max |logit difference| cuda fp32 vs cpu on " << to_string(t) << " weights: " << worst);
+    MESSAGE("max |logit difference| cuda fp32 vs cpu on " << std::string(to_string(t)) << " weights: " << worst);
     CHECK(worst <= 1e-4);
   }
 }
