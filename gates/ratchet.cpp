@@ -147,6 +147,9 @@ void accept(Baseline& b, const std::string& key, const records::Record& record, 
   if (m.frozen) throw GateError("accept " + key + ": the metric is frozen; unfreeze it first");
   m.history.push_back({stamp.commit, stamp.date, m.value, fresh.value, reason, HistoryAction::accept, ""});
   m.value = fresh.value;
+  // ... and the tolerance the config now gives it: a reviewed accept is how a changed
+  // metric_tolerance reaches a stored metric (ratchet never loosens one).
+  m.tolerance = fresh.tolerance;
   m.samples = std::move(fresh.samples);
   m.unit = fresh.unit;
   m.kind = fresh.kind;

@@ -105,6 +105,21 @@ TEST_CASE("accept loosens with a history entry and requires a reason") {
   CHECK_THROWS_AS(accept(b, "ttft/p50", slow, "x", test::test_config(), kStamp), GateError);
 }
 
+TEST_CASE("accept adopts the tolerance the config now gives the metric") {
+  // A changed metric_tolerance (e.g. simulated D1 misses, which move with code layout) reaches a
+  // stored metric only through a reviewed accept; without it the old tolerance would stay forever.
+  auto b = test::baseline_with("instructions/d1_misses_per_decode_token", test::baseline_metric(100, test::spread(100, 0, 3)));
+  b.metrics["instructions/d1_misses_per_decode_token"].tolerance = {0.005, 0};
+  auto cfg = test::test_config();
+  cfg.metric_tolerance["instructions/d1_misses_"] = {0.05, 0};
+  auto rec = test::record_with("instructions", "d1_misses_per_decode_token", test::metric(test::spread(101, 0, 3)));
+  accept(b, "instructions/d1_misses_per_decode_token", rec, "D1 misses follow code layout: 5 %", cfg, kStamp);
+  const auto& m = b.metrics["instructions/d1_misses_per_decode_token"];
+  CHECK(m.value == doctest::Approx(101));
+  CHECK(m.tolerance.relative == doctest::Approx(0.05));
+  CHECK(m.tolerance.absolute == 0);
+}
+
 TEST_CASE("freeze and unfreeze a metric and the file, with history entries") {
   auto b = test::baseline_with("ttft/p50", test::baseline_metric(100, {}));
   freeze(b, "ttft/p50", "release 1.0 numbers", kStamp);
