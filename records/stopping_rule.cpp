@@ -10,6 +10,17 @@ namespace {
 
 const char* question_name(Question q) { return q == Question::regression ? "regression" : "two-sided"; }
 
+/// Why to stop for time: another pair of rounds, at the mean round time so far, would pass the
+/// cap (both rules stop a pair early rather than overrun it).
+std::optional<std::string> time_cap_reached(const RoundState& s, double time_cap_s) {
+  if (s.rounds_run <= 0) return std::nullopt;
+  const double per_round = s.elapsed_s / s.rounds_run;
+  if (s.elapsed_s + 2 * per_round <= time_cap_s) return std::nullopt;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "time cap (%.0f s; another pair of rounds would take %.1f s)", time_cap_s, 2 * per_round);
+  return std::string(buf);
+}
+
 }  // namespace
 
 std::optional<Look> StoppingRule::look(const RoundState&, double fallback_confidence) const {
@@ -43,15 +54,7 @@ bool DecidedOrCap::decided(Question q, const PairedVerdict& v) {
 
 std::optional<std::string> DecidedOrCap::should_stop(const RoundState& s) const {
   if (s.rounds_run >= max_rounds_) return "round cap (" + std::to_string(max_rounds_) + " rounds)";
-  if (s.rounds_run > 0) {
-    const double per_round = s.elapsed_s / s.rounds_run;
-    if (s.elapsed_s + 2 * per_round > time_cap_s_) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "time cap (%.0f s; another pair of rounds would take %.1f s)", time_cap_s_,
-                    2 * per_round);
-      return std::string(buf);
-    }
-  }
+  if (auto why = time_cap_reached(s, time_cap_s_)) return why;
   const int disturbed = s.rounds_run - s.rounds;
   if (s.rounds_run >= min_rounds_ && disturbed > max_disturbed_share_ * s.rounds_run)
     return "load: " + std::to_string(disturbed) + " of " + std::to_string(s.rounds_run) + " rounds disturbed";
@@ -127,15 +130,7 @@ std::optional<Look> GroupSequential::look(const RoundState& s, double fallback) 
   const int made = std::min(s.looks_made, k);
   const double left = closing_confidence(s, fallback);
   if (s.rounds_run >= max_rounds_run_) return Look{left, true, "round cap (" + std::to_string(max_rounds_run_) + " rounds)"};
-  if (s.rounds_run > 0) {
-    const double per_round = s.elapsed_s / s.rounds_run;
-    if (s.elapsed_s + 2 * per_round > time_cap_s_) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "time cap (%.0f s; another pair of rounds would take %.1f s)", time_cap_s_,
-                    2 * per_round);
-      return Look{left, true, buf};
-    }
-  }
+  if (auto why = time_cap_reached(s, time_cap_s_)) return Look{left, true, *why};
   const int disturbed = s.rounds_run - s.rounds;
   if (s.rounds_run >= looks_.front() && disturbed > max_disturbed_share_ * s.rounds_run)
     return Look{left, true,
