@@ -91,6 +91,11 @@ ColdRequests::Scored ColdRequests::send_scored(const Build& build, const std::st
   return s;
 }
 
+TargetResponse ColdRequests::send_salted(const Build& build, const std::string& what) {
+  const std::uint64_t base = target_->cold_salt();
+  return issue(build, what + " (salted timing request)", base != 0 ? base : fallback_salt_);
+}
+
 void ColdRequests::add_details(nlohmann::json& details) const {
   details["cold_salted_requests"] = salted_;
   details["cold_reissued"] = reissued_;

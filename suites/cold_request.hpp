@@ -5,7 +5,8 @@
 // cached_tokens allowance (allowed_cached) in their own loops.
 //
 // Per request: Target::reset_session(), then Target::cold_salt(). Where the reset is known to
-// have emptied the cache (in process; a server whose reset route answered) the salt is 0 and the
+// have emptied the cache (in process; a server whose reset route answered), or where the target
+// makes a TargetRequest::cold request cold by itself (llama.cpp: cache_prompt false), the salt is 0 and the
 // prompt goes out as built, so prompts, outputs and reuse figures stay comparable with the
 // in-process engine. Elsewhere every request gets its own salt (a unique prompt head, as vLLM's
 // and AIPerf's benchmarks use a random prefix): the caller's Build puts it at the head of the
@@ -71,6 +72,10 @@ class ColdRequests {
   /// cache_prompt false), then the timing (Scored). When the answer failed, `timing` is empty
   /// and nothing else is sent. Counts timed_separately().
   Scored send_scored(const Build& build, const std::string& what);
+  /// One more salted timing request for the entry send_scored just sent (no reset; send's
+  /// checks and re-issues): bfcl re-sends a salted chat request the server refused as over its
+  /// context as salted ids.
+  TargetResponse send_salted(const Build& build, const std::string& what);
 
   /// `ids` with kSaltTokens ids drawn from `salt` right after BOS (at the front without one);
   /// when the result is longer than `max_len` the prompt tokens after the salt are dropped from

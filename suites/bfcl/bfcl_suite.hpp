@@ -16,7 +16,9 @@
 // and timed, its output not scored: a unique head (after BOS in the ids; at the head of the
 // system message in chat), checked against cached_tokens, re-issued and counted when cached
 // (details cold_timed_separately, cold_salted_requests, cold_reissued; per row "timed" and
-// "timing_request"). A failed timing request fails the entry. Verdicts are the same with and
+// "timing_request"). A salted chat timing request the server refuses as over its context is
+// re-sent as salted ids (details cold_timing_sent_as_ids); any other failed timing request fails
+// the entry. Verdicts are the same with and
 // without salting.
 //   entries_skipped                          counted, lower: prompts that did not fit the context
 //                                            (overflow "skip") - not scored

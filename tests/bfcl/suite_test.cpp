@@ -544,6 +544,43 @@ TEST_CASE("bfcl suite: a chat prompt the server refuses as over its context is r
   CHECK(target.requests[1].prompt_ids == target.requests[0].prompt_ids);
 }
 
+TEST_CASE("bfcl suite: a salted timing request the server refuses as over its context is re-timed as salted ids; the unsalted answer stays scored") {
+  NoResetTarget target;
+  target.ctx = 100000;
+  target.answer = [](const suites::TargetRequest& req) {
+    // The salt line pushes the chat prompt over the server's context; BFCL's own request fits.
+    if (salted_chat(req)) {
+      suites::TargetResponse r;
+      r.ok = false;
+      r.error = R"(HTTP 400: {"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}})";
+      return r;
+    }
+    return answer_unless_salted(req);  // ids (the timing request): "?"; BFCL's chat: the ground truth
+  };
+  BfclSuiteConfig cfg = gt_config();
+  cfg.categories = {"simple_python"};
+  const auto res = run_bfcl_suite(target, cfg, data());
+  CHECK(res.metrics.at("entries_failed").samples == std::vector<double>{0});
+  CHECK(res.metrics.at("entries_sent_as_ids").samples == std::vector<double>{0});  // the answers were not re-sent
+  CHECK(res.details["cold_timing_sent_as_ids"] == 3);
+  CHECK(res.details["cold_timed_separately"] == 3);
+  CHECK(res.details["cold_salted_requests"] == 6);
+  CHECK(res.metrics.at("accuracy.simple_python").samples == std::vector<double>{1, 1, 1});
+  CHECK(res.metrics.at("time_per_entry_ms").samples.size() == 3);
+  CHECK_FALSE(res.details.contains("invalid_reason"));
+  REQUIRE(target.requests.size() == 9);  // per entry: the answer, the salted chat (400), the salted ids
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("entry " << i);
+    const auto& answer = target.requests[3 * i];
+    const auto& ids = target.requests[3 * i + 2];
+    CHECK(!salted_chat(answer));
+    CHECK(salted_chat(target.requests[3 * i + 1]));
+    CHECK(ids.messages.is_null());
+    REQUIRE(ids.prompt_ids.size() == answer.prompt_ids.size() + 4);
+    CHECK(std::equal(answer.prompt_ids.begin() + 1, answer.prompt_ids.end(), ids.prompt_ids.begin() + 5));
+  }
+}
+
 TEST_CASE("a run whose requests failed is invalid with the reason; data_assets list the BFCL files read") {
   // A server that died mid-run used to leave `valid: true` with every entry failed.
   ScriptedTarget target;
