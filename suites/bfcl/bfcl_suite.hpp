@@ -18,8 +18,7 @@
 // (details cold_timed_separately, cold_salted_requests, cold_reissued; per row "timed" and
 // "timing_request"). A salted chat timing request the server refuses as over its context is
 // re-sent as salted ids (details cold_timing_sent_as_ids); any other failed timing request fails
-// the entry. Verdicts are the same with and
-// without salting.
+// the entry. Verdicts are the same with and without salting.
 //   entries_skipped                          counted, lower: prompts that did not fit the context
 //                                            (overflow "skip") - not scored
 //   entries_truncated                        counted, lower: prompts cut to fit (overflow
