@@ -1,7 +1,11 @@
 #include "engine/cpu/cpu_backend.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <new>
 #include <string>
+
+#include <unistd.h>
 
 #include "engine/cpu/matmul.hpp"
 #include "engine/cpu/ops.hpp"
@@ -100,6 +104,19 @@ void check_weights(const Model& m) {
 
 std::size_t sz(long long v) { return static_cast<std::size_t>(v); }
 
+/// float32 keys and values of every attention layer for `positions` positions.
+double kv_cache_bytes(const ModelConfig& c, int positions) {
+  double layers = 0;
+  for (int l = 0; l < c.n_layers; ++l) layers += c.block(l).mixer == MixerKind::gated_deltanet ? 0 : 1;
+  return layers * positions * static_cast<double>(c.kv_dim()) * 2.0 * sizeof(float);
+}
+
+std::string gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", bytes / (1024.0 * 1024.0 * 1024.0));
+  return b;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(const Model& model, const BackendOptions& opts)
@@ -109,10 +126,27 @@ CpuBackend::CpuBackend(const Model& model, const BackendOptions& opts)
   if (max_seq_len_ <= 0) {
     throw EngineError("model '" + c_.name + "': max_seq_len = " + std::to_string(max_seq_len_) + " is invalid (must be > 0)");
   }
-  for (int l = 0; l < c_.n_layers; ++l) {
-    mixers_.push_back(make_mixer(model, l, max_seq_len_, pool_.size()));
-    ffns_.push_back(make_ffn(model, l));
-    if (!mixers_.back()->recurrent_state().empty()) recurrent_.push_back(mixers_.back().get());
+  // The KV cache is allocated for max_seq_len positions up front, and max_seq_len comes from the
+  // model file (context_length, max_position_embeddings, llama2.c seq_len) unless the caller
+  // chose one: a 12 MB checkpoint claiming 2^22 positions asked for tens of GiB (bad_alloc, or the
+  // OOM killer). Refuse what the machine cannot hold, naming the field and the way out.
+  const auto kv_bytes = kv_cache_bytes(c_, max_seq_len_);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const double mem = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+  auto too_big = [&](const std::string& why) {
+    return EngineError("model '" + model.source.path.string() + "': the KV cache for max_seq_len " + std::to_string(max_seq_len_) +
+                       (opts.max_seq_len > 0 ? " (asked for)" : " (the model's context length)") + " needs " + gib(kv_bytes) + " GiB" + why +
+                       "; pass a smaller --max-seq-len");
+  };
+  if (mem > 0.0 && kv_bytes > mem) throw too_big(", more than this machine's " + gib(mem) + " GiB of memory");
+  try {
+    for (int l = 0; l < c_.n_layers; ++l) {
+      mixers_.push_back(make_mixer(model, l, max_seq_len_, pool_.size()));
+      ffns_.push_back(make_ffn(model, l));
+      if (!mixers_.back()->recurrent_state().empty()) recurrent_.push_back(mixers_.back().get());
+    }
+  } catch (const std::bad_alloc&) {
+    throw too_big(": allocation failed");
   }
   const int chunk = std::min(kChunk, max_seq_len_);
   x_.resize(sz(1LL * chunk * c_.dim));

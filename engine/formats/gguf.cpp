@@ -2,6 +2,8 @@
 
 #include "engine/formats/qwen3_next_tensors.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -240,6 +242,7 @@ GgufFile read_gguf(const std::filesystem::path& path) {
   for (std::uint64_t i = 0; i < n_kv; ++i) {
     c.set_field("metadata key #" + std::to_string(i));
     std::string key = c.read_string();
+    if (key.empty()) c.fail("empty key (ggml rejects it too)");
     c.set_field("metadata key '" + key + "'");
     const GgufType t = read_type(c);
     GgufValue v = read_value(c, t, 0);
@@ -262,7 +265,9 @@ GgufFile read_gguf(const std::filesystem::path& path) {
     std::int64_t n = 1;
     for (std::uint32_t d = 0; d < n_dims; ++d) {
       const auto ne = c.read<std::int64_t>();
-      if (ne <= 0 || ne > std::numeric_limits<std::int64_t>::max() / n) c.fail("dimension ne[" + std::to_string(d) + "] = " + std::to_string(ne) + " is invalid");
+      if (ne <= 0) c.fail("dimension ne[" + std::to_string(d) + "] = " + std::to_string(ne) + " is invalid (must be > 0)");
+      if (ne > std::numeric_limits<std::int64_t>::max() / n)
+        c.fail("dimension ne[" + std::to_string(d) + "] = " + std::to_string(ne) + ": the element count overflows 64 bits");
       n *= ne;
       t.ne.push_back(ne);
     }
@@ -295,6 +300,21 @@ GgufFile read_gguf(const std::filesystem::path& path) {
       c.set_field("tensor '" + t.name + "'");
       c.fail("data at offset " + std::to_string(t.offset) + " + " + std::to_string(t.nbytes) + " bytes (absolute " + std::to_string(f.data_offset + t.offset) +
              ") runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
+    }
+  }
+  // No two tensors may share bytes: ggml requires each tensor at the running (aligned) end of the
+  // previous one, so an overlap is a corrupt or crafted file, and would load one tensor as
+  // another (attn_v silently equal to attn_k), as the safetensors replay of issue 16 showed.
+  // Checked in offset order, naming the second tensor.
+  std::vector<const GgufTensorInfo*> by_offset;
+  for (const auto& t : f.tensors) by_offset.push_back(&t);
+  std::stable_sort(by_offset.begin(), by_offset.end(), [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
+  for (std::size_t i = 1; i < by_offset.size(); ++i) {
+    const GgufTensorInfo &prev = *by_offset[i - 1], &t = *by_offset[i];
+    if (t.offset < prev.offset + prev.nbytes) {
+      c.set_field("tensor '" + t.name + "'");
+      c.fail("data [" + std::to_string(t.offset) + ", " + std::to_string(t.offset + t.nbytes) + ") overlaps tensor '" + prev.name + "' [" +
+             std::to_string(prev.offset) + ", " + std::to_string(prev.offset + prev.nbytes) + ") (tensors may not share bytes)");
     }
   }
   return f;
@@ -339,9 +359,14 @@ std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
     if (a.items.size() != tokens.size())
       key_error(f, "tokenizer.ggml.token_type", "has " + std::to_string(a.items.size()) + " entries for " + std::to_string(tokens.size()) + " tokens");
     for (const auto& v : a.items) {
-      if (auto* i = std::get_if<std::int64_t>(&v.value)) types.push_back(static_cast<int>(*i));
-      else if (auto* u = std::get_if<std::uint64_t>(&v.value)) types.push_back(static_cast<int>(*u));
+      long long t = -1;
+      if (auto* i = std::get_if<std::int64_t>(&v.value)) t = *i;
+      else if (auto* u = std::get_if<std::uint64_t>(&v.value)) t = *u > 1000 ? 1000 : static_cast<long long>(*u);
       else key_error(f, "tokenizer.ggml.token_type", std::string("expected integers, got ") + to_string(v.type));
+      // llama.cpp's llama_token_type: 0 undefined .. 6 byte; anything else is not a type.
+      if (t < 0 || t > 6)
+        key_error(f, "tokenizer.ggml.token_type", "token id " + std::to_string(types.size()) + " has type " + value_str(v) + " (known: 0..6)");
+      types.push_back(static_cast<int>(t));
     }
   }
   if (kind == "llama") {
@@ -352,6 +377,8 @@ std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
     for (const auto& s : sa.items) {
       auto* d = std::get_if<double>(&s.value);
       if (!d) key_error(f, "tokenizer.ggml.scores", std::string("expected floats, got ") + to_string(s.type));
+      // A NaN merge priority has no order (the merge heap needs one); infinities are ordered.
+      if (std::isnan(*d)) key_error(f, "tokenizer.ggml.scores", "token id " + std::to_string(v.scores.size()) + " has score NaN");
       v.scores.push_back(static_cast<float>(*d));
     }
     // SentencePiece marks word starts with U+2581; llama2.c's tok*.bin (and our SPM tokenizer)
@@ -379,11 +406,21 @@ std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
     }
     v.pieces = std::move(tokens);
     v.types = types.empty() ? std::vector<int>(v.pieces.size(), 1) : std::move(types);
-    v.bos = optional_id(f, "tokenizer.ggml.bos_token_id", v.pieces.size()).value_or(-1);
-    v.eos = optional_id(f, "tokenizer.ggml.eos_token_id", v.pieces.size()).value_or(-1);
-    v.unk = optional_id(f, "tokenizer.ggml.unknown_token_id", v.pieces.size()).value_or(-1);
+    // Absent keys take llama.cpp's SentencePiece defaults (bos 1, eos 2, unk 0); "none" (-1) is an
+    // error below: this tokenizer needs all three.
+    auto id_or = [&](const char* key, int def) { return f.find(key) ? optional_id(f, key, v.pieces.size()).value_or(-1) : def; };
+    v.bos = id_or("tokenizer.ggml.bos_token_id", 1);
+    v.eos = id_or("tokenizer.ggml.eos_token_id", 2);
+    v.unk = id_or("tokenizer.ggml.unknown_token_id", 0);
     if (f.find("tokenizer.ggml.add_space_prefix")) v.add_space_prefix = f.get_bool("tokenizer.ggml.add_space_prefix");
-    return make_spm_tokenizer(std::move(v));
+    if (v.eos < 0) key_error(f, "tokenizer.ggml.eos_token_id", "missing or none: a SentencePiece vocabulary needs one");
+    if (v.bos < 0) key_error(f, "tokenizer.ggml.bos_token_id", "missing or none: a SentencePiece vocabulary needs one");
+    if (v.unk < 0) key_error(f, "tokenizer.ggml.unknown_token_id", "missing or none: a SentencePiece vocabulary needs one");
+    try {
+      return make_spm_tokenizer(std::move(v));
+    } catch (const EngineError& e) {
+      throw EngineError(f.path.string() + ": " + e.what());
+    }
   }
   if (kind == "gpt2") {
     BpeVocab v;
@@ -550,6 +587,11 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
   m.keep_alive(f.map);
 
   m.tokenizer = gguf_tokenizer(f);
+  // llama.cpp requires token_embd's rows to equal the token count (check_tensor_dims); fewer
+  // tokens than rows is harmless (padded embeddings), more would embed ids past the table.
+  if (m.tokenizer && m.tokenizer->vocab_size() > c.vocab_size)
+    key_error(f, "tokenizer.ggml.tokens", std::to_string(m.tokenizer->vocab_size()) + " tokens, but token_embd.weight has only " +
+                                              std::to_string(c.vocab_size) + " rows (the model's vocab_size)");
   // A synthetic model written by make-model gets back the byte-level tokenizer its preset had.
   if (!m.tokenizer && f.find("atlas.preset") && c.vocab_size >= 259) m.tokenizer = make_byte_tokenizer(c.vocab_size);
   m.source.path = path;

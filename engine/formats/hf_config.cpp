@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.hpp"
 #include "engine/error.hpp"
+#include "engine/formats/json_input.hpp"
 
 namespace atlas::engine {
 
@@ -92,12 +93,7 @@ void read_qwen3_next_fields(const std::filesystem::path& file, const json& j, Mo
 }  // namespace
 
 HfConfig read_hf_config(const std::filesystem::path& file) {
-  json j;
-  try {
-    j = json::parse(atlas::read_file(file));
-  } catch (const json::exception& e) {
-    throw EngineError(file.string() + ": not valid JSON: " + e.what());
-  }
+  const json j = read_json_input(file);  // depth-checked: the error messages below print values
   if (!j.is_object()) throw EngineError(file.string() + ": expected a JSON object");
   HfConfig out;
   ModelConfig& c = out.config;

@@ -10,6 +10,7 @@
 #include "common/atomic_file.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/hf_config.hpp"
+#include "engine/formats/json_input.hpp"
 #include "engine/formats/qwen3_next_tensors.hpp"
 #include "engine/tokenizer/bpe.hpp"
 
@@ -18,6 +19,8 @@ namespace atlas::engine {
 namespace {
 
 using nlohmann::json;
+
+constexpr std::uint64_t kMaxSafetensorsHeader = 100'000'000;
 
 [[noreturn]] void bad(const std::filesystem::path& file, const std::string& field, const std::string& what) {
   throw EngineError(file.string() + ": safetensors " + field + ": " + what);
@@ -41,12 +44,14 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
   std::uint64_t n;
   std::memcpy(&n, bytes.data(), 8);
   if (n > bytes.size() - 8) bad(path, "header length", std::to_string(n) + " runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
-  json h;
-  try {
-    h = json::parse(std::string_view(reinterpret_cast<const char*>(bytes.data() + 8), static_cast<std::size_t>(n)));
-  } catch (const json::exception& e) {
-    bad(path, "header", std::string("not valid JSON: ") + e.what());
-  }
+  // safetensors' own reader refuses headers above 100,000,000 bytes (MAX_HEADER_SIZE): a real
+  // header is a few hundred KiB, and a larger one only makes the JSON parser allocate.
+  if (n > kMaxSafetensorsHeader)
+    bad(path, "header length", std::to_string(n) + " bytes is above the format's limit of " + std::to_string(kMaxSafetensorsHeader));
+  // Depth-checked before parsing (error messages print values: dump() recurses per level), and a
+  // tensor name given twice is an error, not "the last one wins".
+  const json h = parse_json_input(std::string_view(reinterpret_cast<const char*>(bytes.data() + 8), static_cast<std::size_t>(n)), path,
+                                  "safetensors header", /*reject_duplicate_keys=*/true);
   if (!h.is_object()) bad(path, "header", "expected a JSON object");
   const auto data = bytes.subspan(8 + static_cast<std::size_t>(n));
   struct Range {
@@ -57,7 +62,11 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
   for (const auto& [name, t] : h.items()) {
     if (name == "__metadata__") {
       if (!t.is_object()) bad(path, "__metadata__", "expected an object");
-      for (const auto& [k, v] : t.items()) f.metadata[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      // The format's __metadata__ is a string-to-string map (safetensors rejects anything else).
+      for (const auto& [k, v] : t.items()) {
+        if (!v.is_string()) bad(path, "__metadata__." + k, "expected a string, got " + json_brief(v));
+        f.metadata[k] = v.get<std::string>();
+      }
       continue;
     }
     const std::string field = "tensor '" + name + "'";
@@ -201,12 +210,7 @@ std::vector<std::filesystem::path> shard_files(const std::filesystem::path& dir)
   const auto single = dir / "model.safetensors";
   const auto index = dir / "model.safetensors.index.json";
   if (std::filesystem::exists(index)) {
-    json j;
-    try {
-      j = json::parse(atlas::read_file(index));
-    } catch (const json::exception& e) {
-      throw EngineError(index.string() + ": not valid JSON: " + e.what());
-    }
+    const json j = read_json_input(index);
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       throw EngineError(index.string() + ": field 'weight_map': missing or not an object");
     std::set<std::string> names;
@@ -215,6 +219,8 @@ std::vector<std::filesystem::path> shard_files(const std::filesystem::path& dir)
       const std::string s = file.get<std::string>();
       if (s.empty() || s.find('/') != std::string::npos || s == "." || s == "..")
         throw EngineError(index.string() + ": field 'weight_map." + tensor + "': \"" + s + "\" is not a file name in the model directory");
+      if (!std::filesystem::exists(dir / s))
+        throw EngineError(index.string() + ": field 'weight_map." + tensor + "': shard \"" + s + "\" does not exist in the model directory");
       names.insert(s);
     }
     std::vector<std::filesystem::path> out;
@@ -386,10 +392,10 @@ Model load_safetensors_model(const std::filesystem::path& dir, const LoadOptions
     list += u;
   }
   if (!opts.tokenizer_path.empty()) {  // --tokenizer: a tokenizer.json from elsewhere wins over the directory's own
-    m.tokenizer = load_tokenizer_json(opts.tokenizer_path);
+    m.tokenizer = load_tokenizer_json(opts.tokenizer_path, m.config.vocab_size);
     m.source.metadata["tokenizer"] = opts.tokenizer_path.string();
   } else if (const auto tok = dir / "tokenizer.json"; std::filesystem::exists(tok)) {
-    m.tokenizer = load_tokenizer_json(tok);
+    m.tokenizer = load_tokenizer_json(tok, m.config.vocab_size);
   }
   m.source.path = dir;
   m.source.format = "safetensors";

@@ -1,6 +1,7 @@
 #include "engine/formats/weight_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -106,9 +107,9 @@ void validate_config(const ModelConfig& c, const std::filesystem::path& file) {
     throw EngineError(file.string() + ": n_heads " + std::to_string(c.n_heads) + " is not a multiple of n_kv_heads " +
                       std::to_string(c.n_kv_heads));
   if (c.head_dim % 2 != 0) throw EngineError(file.string() + ": head_dim = " + std::to_string(c.head_dim) + " (RoPE needs it even)");
-  if (!(c.rms_eps > 0.0f) || !(c.rope_theta > 0.0f))
+  if (!(c.rms_eps > 0.0f) || !(c.rope_theta > 0.0f) || !std::isfinite(c.rms_eps) || !std::isfinite(c.rope_theta))
     throw EngineError(file.string() + ": rms_eps = " + std::to_string(c.rms_eps) + ", rope_theta = " + std::to_string(c.rope_theta) +
-                      " (must be > 0)");
+                      " (must be finite and > 0)");
   // Derived widths (q_dim = n_heads * head_dim, the GDN key/value/conv widths, ...) are int and are
   // summed up to 4 at a time (the grouped q/k/v/z rows): bound every product before anything
   // computes them (a GGUF with n_heads 587,202,562 and head_dim 4 overflowed q_dim; fuzz_gguf).

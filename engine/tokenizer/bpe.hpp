@@ -80,8 +80,14 @@ struct BpeVocab {
 /// added token / bos / eos id is negative or empty.
 std::shared_ptr<const Tokenizer> make_bpe_tokenizer(BpeVocab vocab);
 
-/// Reads the vocabulary of a Hugging Face tokenizer.json (see load_tokenizer_json).
-BpeVocab read_tokenizer_json(const std::filesystem::path& path);
+/// Ids a tokenizer.json may use when no model bounds them: 2^24 (a real vocabulary has at most
+/// a few hundred thousand; every id sizes per-token tables).
+inline constexpr int kMaxTokenizerIds = 1 << 24;
+
+/// Reads the vocabulary of a Hugging Face tokenizer.json (see load_tokenizer_json). `max_ids` > 0
+/// is the model's vocab_size (embedding rows): a vocab or added-token id at or beyond it is an
+/// error naming the field; 0 bounds ids by kMaxTokenizerIds.
+BpeVocab read_tokenizer_json(const std::filesystem::path& path, int max_ids = 0);
 
 /// Loads a Hugging Face tokenizer.json (model.type "BPE", ByteLevel pre-tokenizer/decoder).
 /// BOS comes from a TemplateProcessing post-processor; EOS/BOS from tokenizer_config.json
@@ -89,7 +95,10 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& path);
 /// <|endoftext|>, <|end_of_text|>, </s> that exists. Stop ids: EOS plus <|im_end|>,
 /// <|endoftext|>, <|eot_id|>, <|eom_id|>, <|end_of_text|> when present. Throws EngineError
 /// naming the file, the field and the bad value (unsupported model/normalizer/pre_tokenizer
-/// types, a split regex we do not implement, malformed entries).
-std::shared_ptr<const Tokenizer> load_tokenizer_json(const std::filesystem::path& path);
+/// types, a split regex we do not implement, malformed entries, a merge whose parts or result are
+/// not in model.vocab as Hugging Face tokenizers refuses it, ids beyond `max_ids` (see
+/// read_tokenizer_json), JSON nested deeper than 256 levels, a tokenizer_config.json that is not
+/// an object).
+std::shared_ptr<const Tokenizer> load_tokenizer_json(const std::filesystem::path& path, int max_ids = 0);
 
 }  // namespace atlas::engine

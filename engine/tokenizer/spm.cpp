@@ -1,5 +1,7 @@
 #include "engine/tokenizer/spm.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -232,13 +234,19 @@ std::shared_ptr<const Tokenizer> load_llama2c_tokenizer(const std::filesystem::p
   const std::int32_t max_len = read_i32("max_token_length");
   if (max_len <= 0) throw EngineError(name + ": max_token_length = " + std::to_string(max_len) + " is invalid (must be > 0)");
   SpmVocab v;
-  v.pieces.reserve(static_cast<std::size_t>(vocab_size));
-  v.scores.reserve(static_cast<std::size_t>(vocab_size));
+  // Each entry takes at least 8 bytes (score, length): reserve no more than the file can hold
+  // (vocab_size comes from the model header, up to 2^22).
+  const std::size_t fits = std::min(static_cast<std::size_t>(vocab_size), bytes.size() / 8);
+  v.pieces.reserve(fits);
+  v.scores.reserve(fits);
   for (int id = 0; id < vocab_size; ++id) {
     const std::string tok = "token " + std::to_string(id);
     const std::int32_t score_bits = read_i32(tok + " score");
     float score;
     std::memcpy(&score, &score_bits, 4);
+    // A NaN merge priority has no order: run.c never merges such a piece, our merge heap would
+    // break its ordering. A corrupt file (real vocabularies have finite scores).
+    if (std::isnan(score)) throw EngineError(name + ": " + tok + " score is NaN");
     const std::int32_t len = read_i32(tok + " length");
     if (len < 0 || len > max_len) {
       throw EngineError(name + ": " + tok + " length = " + std::to_string(len) + " is invalid (must be in [0, " +

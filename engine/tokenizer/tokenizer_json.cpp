@@ -1,11 +1,13 @@
 // Hugging Face tokenizer.json (+ tokenizer_config.json) -> BpeVocab.
 #include <fstream>
 #include <type_traits>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
 #include "engine/error.hpp"
+#include "engine/formats/json_input.hpp"
 #include "engine/tokenizer/bpe.hpp"
 
 namespace atlas::engine {
@@ -23,14 +25,9 @@ std::string brief(const json& j) {
   return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
-json parse_file(const std::filesystem::path& file) {
-  const std::string text = atlas::read_file(file);
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    throw EngineError(file.string() + ": not valid JSON: " + e.what());
-  }
-}
+/// Depth-checked before parsing: brief() and every message below print values (dump() recurses
+/// once per level; a 100,000-deep normalizer overflowed the stack).
+json parse_file(const std::filesystem::path& file) { return read_json_input(file); }
 
 /// obj[key] as a string or bool: `def` when the key is absent or null; a value of another type,
 /// or an `obj` that is not an object, is an error naming the field and the value. (json::value()
@@ -116,7 +113,15 @@ std::optional<std::string> config_token(const json& cfg, const char* key) {
 
 }  // namespace
 
-BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
+BpeVocab read_tokenizer_json(const std::filesystem::path& file, int max_ids) {
+  // Every id indexes per-token tables (the decoder's bytes, the model's embedding rows): one
+  // beyond the bound would size them from a number in the file (an added token id 2^31 - 1 made
+  // vector::resize throw; 10^8 allocated 3 GiB).
+  const long long id_limit = max_ids > 0 ? max_ids : kMaxTokenizerIds;
+  auto id_error = [&](long long id) {
+    return "id " + std::to_string(id) + (max_ids > 0 ? " is beyond the model's vocabulary (vocab_size " + std::to_string(max_ids) + ")"
+                                                     : " is beyond " + std::to_string(kMaxTokenizerIds) + " (2^24)");
+  };
   const json j = parse_file(file);
   if (!j.is_object()) bad(file, "(top level)", "expected an object");
   const json& model = j.contains("model") ? j["model"] : json();
@@ -134,8 +139,8 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
 
   BpeVocab v;
   for (const auto& [piece, idj] : model["vocab"].items()) {
-    if (!idj.is_number_integer() || idj.get<long long>() < 0 || idj.get<long long>() > (1LL << 24))
-      bad(file, "model.vocab[\"" + piece + "\"]", "bad id " + brief(idj));
+    if (!idj.is_number_integer() || idj.get<long long>() < 0) bad(file, "model.vocab[\"" + piece + "\"]", "bad id " + brief(idj));
+    if (idj.get<long long>() >= id_limit) bad(file, "model.vocab[\"" + piece + "\"]", id_error(idj.get<long long>()));
     const auto id = static_cast<std::size_t>(idj.get<long long>());
     if (id >= v.tokens.size()) v.tokens.resize(id + 1);
     v.tokens[id] = piece;
@@ -155,6 +160,19 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
       bad(file, "model.merges[" + std::to_string(r) + "]", "expected \"left right\" or [left, right], got " + brief(m));
     }
   }
+  // Hugging Face tokenizers refuses a merge whose parts or result are not in the vocabulary
+  // (Error::MergeTokenOutOfVocabulary): such a file was written by a broken converter, and the
+  // merge could never apply.
+  {
+    std::unordered_set<std::string_view> pieces(v.tokens.begin(), v.tokens.end());
+    for (std::size_t r = 0; r < v.merges.size(); ++r) {
+      const auto& [l, rt] = v.merges[r];
+      for (const std::string& part : {l, rt, l + rt}) {
+        if (!pieces.contains(part))
+          bad(file, "model.merges[" + std::to_string(r) + "]", "\"" + l + " " + rt + "\": token " + brief(json(part)) + " is not in model.vocab");
+      }
+    }
+  }
   if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
     const json& added = j["added_tokens"];
     for (std::size_t i = 0; i < added.size(); ++i) {
@@ -163,7 +181,9 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
       if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") || !a["content"].is_string())
         bad(file, field, "expected {id, content, ...}, got " + brief(a));
       AddedToken t;
-      t.id = a["id"].get<int>();
+      const long long id = a["id"].get<long long>();
+      if (id >= id_limit) bad(file, field + ".id", id_error(id));
+      t.id = static_cast<int>(std::max(id, -1LL));
       t.content = a["content"].get<std::string>();
       if (t.id < 0 || t.content.empty()) bad(file, field, "bad id/content " + brief(a));
       t.special = field_or(file, a, field, "special", true);
@@ -191,7 +211,10 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
   if (auto b = template_bos(j.contains("post_processor") ? j["post_processor"] : json())) v.bos = id_of(*b);
   const auto cfg_path = file.parent_path() / "tokenizer_config.json";
   json cfg;
-  if (std::filesystem::exists(cfg_path)) cfg = parse_file(cfg_path);
+  if (std::filesystem::exists(cfg_path)) {
+    cfg = parse_file(cfg_path);
+    if (!cfg.is_object()) bad(cfg_path, "(top level)", "expected an object, got " + brief(cfg));
+  }
   if (auto e = config_token(cfg, "eos_token")) v.eos = id_of(*e);
   if (cfg.is_object() && cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) {
     if (!cfg["add_bos_token"].get<bool>()) v.bos.reset();
@@ -207,8 +230,8 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file) {
   return v;
 }
 
-std::shared_ptr<const Tokenizer> load_tokenizer_json(const std::filesystem::path& file) {
-  BpeVocab v = read_tokenizer_json(file);
+std::shared_ptr<const Tokenizer> load_tokenizer_json(const std::filesystem::path& file, int max_ids) {
+  BpeVocab v = read_tokenizer_json(file, max_ids);
   try {
     return make_bpe_tokenizer(std::move(v));
   } catch (const EngineError& e) {
