@@ -20,6 +20,7 @@ struct Expr {
   std::vector<ExprP> args;
   std::vector<std::pair<std::string, ExprP>> kwargs;
   bool negated = false;    // `is not`
+  int depth = 1;           // levels of the tree below and including this node (the parser bounds it)
 };
 
 inline ExprP make(Expr::Kind k, int line) {

@@ -90,7 +90,8 @@ V apply_filter(const std::string& f, const V& v, const FilterArg& arg, int line)
     return v;
   }
   if (f == "int") {
-    if (v.is_number()) return static_cast<long long>(v.get<double>());
+    if (v.is_number_integer()) return v;  // through a double, 2^53 + 1 would lose its last bit
+    if (v.is_number()) return int_of(v.get<double>(), line);
     if (v.is_string()) {
       try {
         return std::stoll(v.get<std::string>());

@@ -1,6 +1,7 @@
 #include "server/jinja_parser.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "server/jinja_lexer.hpp"
 #include "server/jinja_segments.hpp"
@@ -8,6 +9,26 @@
 namespace atlas::server::jinja {
 
 namespace {
+
+/// The deepest expression tree and statement nesting a template may have. The evaluator and the
+/// destructors recurse once per level and the parser once per bracket, so a template of
+/// thousands of '(' or `1+1+...+1` overflowed the stack (found by fuzz_jinja). 256 is the
+/// tool-call bound too; real chat templates nest fewer than 10 levels.
+constexpr int kMaxDepth = 256;
+
+/// Counts one level of parser recursion for as long as it lives.
+class DepthGuard {
+ public:
+  DepthGuard(int& depth, int line, const char* what) : depth_(depth) {
+    if (++depth_ > kMaxDepth) fail(line, std::string(what) + " nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  ~DepthGuard() { --depth_; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+
+ private:
+  int& depth_;
+};
 
 class ExprParser {
  public:
@@ -34,6 +55,7 @@ class ExprParser {
   }
 
   ExprP parse_cond() {
+    DepthGuard g(depth_, line_, "expression");
     ExprP e = parse_or();
     if (is_name("if")) {
       ++p_;
@@ -44,18 +66,33 @@ class ExprParser {
         ++p_;
         c->c = parse_cond();
       }
-      return c;
+      return sealed(std::move(c));
     }
     return e;
   }
 
  private:
+  /// Sets e's depth from its (already sealed) operands; fails past kMaxDepth. Every node that
+  /// gets operands passes here, so loops that build chains (`a+b+c`, `x|f|g`, `a.b.c`) are
+  /// bounded as well as recursion.
+  ExprP sealed(ExprP e) {
+    int below = 0;
+    for (const ExprP* k : {&e->a, &e->b, &e->c})
+      if (*k) below = std::max(below, (*k)->depth);
+    for (const ExprP& k : e->args)
+      if (k) below = std::max(below, k->depth);
+    for (const auto& kv : e->kwargs)
+      if (kv.second) below = std::max(below, kv.second->depth);
+    e->depth = below + 1;
+    if (e->depth > kMaxDepth) fail(line_, "expression nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    return e;
+  }
   ExprP binary(const std::string& op, ExprP l, ExprP r) {
     auto e = make(Expr::binary, line_);
     e->name = op;
     e->a = std::move(l);
     e->b = std::move(r);
-    return e;
+    return sealed(std::move(e));
   }
   ExprP parse_or() {
     ExprP e = parse_and();
@@ -75,10 +112,11 @@ class ExprParser {
   }
   ExprP parse_not() {
     if (is_name("not")) {
+      DepthGuard g(depth_, line_, "expression");
       ++p_;
       auto e = make(Expr::not_, line_);
       e->a = parse_not();
-      return e;
+      return sealed(std::move(e));
     }
     return parse_compare();
   }
@@ -110,7 +148,7 @@ class ExprParser {
         } else if (!at_end() && (peek().kind == Tok::str || peek().kind == Tok::integer)) {
           t->args.push_back(parse_primary());  // `is sameas x`, `is equalto 'a'`
         }
-        e = std::move(t);
+        e = sealed(std::move(t));
       } else {
         return e;
       }
@@ -142,12 +180,14 @@ class ExprParser {
   }
   ExprP parse_unary() {
     if (is_op("-")) {
+      DepthGuard g(depth_, line_, "expression");
       ++p_;
       auto e = make(Expr::neg, line_);
       e->a = parse_unary();
-      return e;
+      return sealed(std::move(e));
     }
     if (is_op("+")) {
+      DepthGuard g(depth_, line_, "expression");
       ++p_;
       return parse_unary();
     }
@@ -175,7 +215,7 @@ class ExprParser {
         auto a = make(Expr::attr, line_);
         a->name = expect_name();
         a->a = std::move(e);
-        e = std::move(a);
+        e = sealed(std::move(a));
       } else if (is_op("[")) {
         ++p_;
         ExprP lo, hi, step;
@@ -196,19 +236,19 @@ class ExprParser {
         x->b = std::move(lo);
         x->c = std::move(hi);
         if (step) x->args.push_back(std::move(step));
-        e = std::move(x);
+        e = sealed(std::move(x));
       } else if (is_op("(")) {
         auto c = make(Expr::call, line_);
         c->a = std::move(e);
         parse_args(*c);
-        e = std::move(c);
+        e = sealed(std::move(c));
       } else if (is_op("|")) {
         ++p_;
         auto f = make(Expr::filter, line_);
         f->name = expect_name();
         f->a = std::move(e);
         if (is_op("(")) parse_args(*f);
-        e = std::move(f);
+        e = sealed(std::move(f));
       } else {
         return e;
       }
@@ -255,7 +295,7 @@ class ExprParser {
               if (is_op(")")) break;
               l->args.push_back(parse_expression());
             }
-            e = std::move(l);
+            e = sealed(std::move(l));
           }
           expect_op(")");
           return e;
@@ -268,7 +308,7 @@ class ExprParser {
             ++p_;
           }
           expect_op("]");
-          return l;
+          return sealed(std::move(l));
         }
         if (t.text == "{") {
           auto d = make(Expr::dict, line_);
@@ -280,7 +320,7 @@ class ExprParser {
             ++p_;
           }
           expect_op("}");
-          return d;
+          return sealed(std::move(d));
         }
         break;
       case Tok::end:
@@ -292,6 +332,7 @@ class ExprParser {
   std::vector<Tok> t_;
   std::size_t p_ = 0;
   int line_;
+  int depth_ = 0;  ///< parser recursion (DepthGuard)
 };
 
 class StmtParser {
@@ -319,6 +360,8 @@ class StmtParser {
 
   // Parses nodes until a statement whose keyword is in `stops`; returns it in `end_kw`.
   std::vector<Node> parse_block(const std::vector<std::string>& stops, std::string& end_kw) {
+    // if/for bodies recurse here and in the evaluator: bounded like expressions.
+    DepthGuard g(depth_, i_ < s_.size() ? s_[i_].line : 0, "statement blocks");
     std::vector<Node> nodes;
     while (i_ < s_.size()) {
       Segment& seg = s_[i_];
@@ -330,6 +373,7 @@ class StmtParser {
         if (!seg.body.empty()) {
           Node n;
           n.kind = Node::text;
+          n.line = seg.line;
           n.raw = seg.body;
           nodes.push_back(std::move(n));
         }
@@ -440,6 +484,7 @@ class StmtParser {
 
   std::vector<Segment> s_;
   std::size_t i_ = 0;
+  int depth_ = 0;  ///< block nesting (DepthGuard)
 };
 
 

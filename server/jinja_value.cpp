@@ -1,11 +1,48 @@
 #include "server/jinja_value.hpp"
 
+#include <limits>
+
 #include "server/error.hpp"
 
 namespace atlas::server::jinja {
 
 [[noreturn]] void fail(int line, const std::string& what) {
   throw ServerError("chat template line " + std::to_string(line) + ": " + what);
+}
+
+long long int_op(char op, long long a, long long b, int line) {
+  long long r = 0;
+  bool overflow = false;
+  switch (op) {
+    case '+': overflow = __builtin_add_overflow(a, b, &r); break;
+    case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
+    case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
+    case '/':
+    case '%':
+      if (b == 0) fail(line, "integer division or modulo by zero");
+      if (a == std::numeric_limits<long long>::min() && b == -1) {
+        overflow = op == '/';  // the quotient 2^63 does not fit; the remainder is 0
+        break;
+      }
+      r = op == '/' ? a / b : a % b;
+      // C++ truncates toward zero; Python floors (the remainder takes the divisor's sign).
+      if (a % b != 0 && ((a % b < 0) != (b < 0))) r = op == '/' ? r - 1 : r + b;
+      break;
+    default: fail(line, std::string("unknown integer operator '") + op + "'");
+  }
+  if (overflow) {
+    fail(line, "integer overflow: " + std::to_string(a) + " " + (op == '/' ? std::string("//") : std::string(1, op)) + " " +
+                   std::to_string(b) + " does not fit 64 bits");
+  }
+  return r;
+}
+
+long long int_of(double d, int line) {
+  // 2^63 is exact in a double; every double in [-2^63, 2^63) truncates into range (NaN fails).
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+    fail(line, "int() of " + python_repr(V(d)) + ": not a 64-bit integer");
+  }
+  return static_cast<long long>(d);
 }
 
 bool truthy(const V& v) {

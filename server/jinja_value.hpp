@@ -33,6 +33,13 @@ std::string strip_chars(const std::string& s, const std::string& chars, bool lef
 /// Python's str.replace(from, to): every occurrence; an empty `from` changes nothing.
 std::string replace_all(const std::string& s, const std::string& from, const std::string& to);
 
+/// Python int arithmetic on 64-bit ints: jinja2's ints are unbounded, ours are not, so a result
+/// that does not fit (`9223372036854775807 * 2`, `-(-9223372036854775807 - 1)`) is a template
+/// error naming the operation and the operands, never undefined behaviour. Throws as fail().
+long long int_op(char op, long long a, long long b, int line);  ///< op: + - * / (floor) % (Python's sign)
+/// int(d) for a float: truncates toward zero; NaN, inf and values outside int64 are errors.
+long long int_of(double d, int line);
+
 /// The characters Python's str.strip() removes by default (ASCII whitespace).
 inline const std::string kWs = " \t\n\r\f\v";
 

@@ -60,7 +60,14 @@ std::string un(const PyNode& n, int ctx) {
     case PyNodeKind::constant: return constant(n);
     case PyNodeKind::name: return n.text;
     case PyNodeKind::joined_str: return n.text;
-    case PyNodeKind::attribute: return un(n.kids[0], P_ATOM) + "." + n.text;
+    case PyNodeKind::attribute: {
+      // visit_Attribute: `1.f` lexes as a malformed float, so an int (or bool) constant gets a
+      // space before the dot, as ast.unparse writes `1 .f` (found by fuzz_bfcl_python).
+      const PyNode& v = n.kids[0];
+      const bool int_constant = v.kind == PyNodeKind::constant && v.special == PyConstSpecial::none &&
+                                (v.value.is(PyType::integer) || v.value.is(PyType::boolean));
+      return un(v, P_ATOM) + (int_constant ? " ." : ".") + n.text;
+    }
     case PyNodeKind::call: {
       std::string out = un(n.kids[0], P_ATOM) + "(";
       const std::size_t nargs = n.call_nargs();

@@ -169,6 +169,12 @@ TEST_CASE("bfcl parser: unparse follows ast.unparse layout") {
   CHECK(unparse(parse_python_expression("{'a': [1.50, None]}")) == "{'a': [1.5, None]}");
   CHECK(unparse(parse_python_expression("a[1:2]")) == "a[1:2]");
   CHECK(unparse(parse_python_expression("\"it's\"")) == "\"it's\"");
+  // ast.unparse(ast.parse("1 .f")) == "1 .f": without the space, "1.f" does not parse again.
+  CHECK(unparse(parse_python_expression("1 .f")) == "1 .f");
+  CHECK(unparse(parse_python_expression("(1).real")) == "1 .real");
+  CHECK(unparse(parse_python_expression("True .x")) == "True .x");
+  CHECK(unparse(parse_python_expression("1.5 .x")) == "1.5.x");
+  CHECK(unparse(parse_python_expression("'s'.x")) == "'s'.x");
 }
 
 TEST_CASE("bfcl values: Python equality and repr") {

@@ -64,6 +64,88 @@ TEST_CASE("chat template: errors name the line and the construct") {
   CHECK_THROWS_WITH_AS(ChatTemplate("\n{{ 99999999999999999999 }}"), "chat template line 2: number literal 99999999999999999999 is out of range", ServerError);
 }
 
+TEST_CASE("chat template: nesting past 256 levels is an error, not a stack overflow (fuzz_jinja)") {
+  const TemplateValue none = TemplateValue::object();
+  auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  // Recursion: 256 nested parentheses render; 20,000 (the fuzzer's shape) fail with the line.
+  CHECK(render("{{ " + repeat("(", 200) + "1" + repeat(")", 200) + " }}", none) == "1");
+  CHECK_THROWS_WITH_AS(ChatTemplate("{{ " + repeat("(", 20'000) + "1" + repeat(")", 20'000) + " }}"),
+                       "chat template line 1: expression nested deeper than 256 levels", ServerError);
+  CHECK_THROWS_WITH_AS(ChatTemplate("{{ " + repeat("not ", 20'000) + "1 }}"),
+                       "chat template line 1: expression nested deeper than 256 levels", ServerError);
+  CHECK_THROWS_WITH_AS(ChatTemplate("{{ " + repeat("-", 20'000) + "1 }}"),
+                       "chat template line 1: expression nested deeper than 256 levels", ServerError);
+  // Chains a loop builds: as deep as recursion for the evaluator and the destructors.
+  CHECK(render("{{ 1" + repeat(" + 1", 255) + " }}", none) == "256");
+  CHECK_THROWS_WITH_AS(ChatTemplate("{{ 1" + repeat(" + 1", 100'000) + " }}"),
+                       "chat template line 1: expression nested deeper than 256 levels", ServerError);
+  CHECK_THROWS_AS(ChatTemplate("{{ x" + repeat(".a", 100'000) + " }}"), ServerError);
+  CHECK_THROWS_AS(ChatTemplate("{{ x" + repeat("|string", 100'000) + " }}"), ServerError);
+  // Statement blocks.
+  CHECK(render(repeat("{% if true %}", 100) + "y" + repeat("{% endif %}", 100), none) == "y");
+  CHECK_THROWS_WITH_AS(ChatTemplate(repeat("{% if true %}", 20'000) + repeat("{% endif %}", 20'000)),
+                       "chat template line 1: statement blocks nested deeper than 256 levels", ServerError);
+}
+
+TEST_CASE("chat template: integer overflow is an error naming the operands, never undefined behaviour") {
+  const TemplateValue none = TemplateValue::object();
+  CHECK_THROWS_WITH_AS(render("{{ 9223372036854775807 * 2 }}", none),
+                       "chat template line 1: integer overflow: 9223372036854775807 * 2 does not fit 64 bits", ServerError);
+  CHECK_THROWS_AS(render("{{ 9223372036854775807 + 1 }}", none), ServerError);
+  CHECK_THROWS_AS(render("{{ -9223372036854775807 - 2 }}", none), ServerError);
+  CHECK_THROWS_AS(render("{{ -(-9223372036854775807 - 1) }}", none), ServerError);
+  CHECK_THROWS_AS(render("{{ (-9223372036854775807 - 1) // -1 }}", none), ServerError);
+  CHECK_THROWS_AS(render("{{ 1e300 | int }}", none), ServerError);
+  CHECK_THROWS_AS(render("{{ range(1e300) }}", none), ServerError);
+  // Python's values where they fit: floor division and modulo take the divisor's sign.
+  CHECK(render("{{ (-9223372036854775807 - 1) % -1 }}", none) == "0");
+  CHECK(render("{{ -7 // 2 }} {{ -7 % 2 }} {{ 7 // -2 }} {{ 7 % -2 }} {{ 9223372036854775807 // 1 }}", none) ==
+        "-4 1 -4 -1 9223372036854775807");
+  CHECK(render("{{ 9007199254740993 | int }}", none) == "9007199254740993");  // 2^53 + 1: not through a double
+  CHECK(render("{{ range(9223372036854775800, 9223372036854775807, 4) | length }}", none) == "2");
+}
+
+TEST_CASE("chat template: the render budget leaves room for long real conversations") {
+  // 2,000 turns with tool calls and 20 tools through Qwen2.5's and Llama 3's real templates:
+  // far inside the work budget (these render in well under a second).
+  const auto cases = TemplateValue::parse(atlas::read_file(template_dir() / "cases.json"));
+  for (const auto& c : cases) {
+    if (c["name"] != "qwen25-tools" && c["name"] != "llama3") continue;
+    CAPTURE(c["name"].get<std::string>());
+    TemplateValue ctx = c["context"];
+    const TemplateValue turns = ctx["messages"];
+    TemplateValue messages = TemplateValue::array();
+    while (messages.size() < 2000) {
+      for (const auto& m : turns) messages.push_back(m);
+    }
+    ctx["messages"] = messages;
+    if (ctx.contains("tools")) {
+      const TemplateValue tools = ctx["tools"];
+      for (int i = 0; i < 20; ++i) ctx["tools"].push_back(tools[0]);
+    }
+    const std::string once = render(atlas::read_file(template_dir() / c["template"].get<std::string>()), c["context"]);
+    const std::string many = render(atlas::read_file(template_dir() / c["template"].get<std::string>()), ctx);
+    CHECK(many.size() > 100 * once.size() / turns.size());
+  }
+}
+
+TEST_CASE("chat template: a render that would hang or exhaust memory stops with an error") {
+  const TemplateValue none = TemplateValue::object();
+  CHECK_THROWS_WITH_AS(render("{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}", none),
+                       "chat template line 1: template rendering exceeded 2000000 steps (a loop that never ends in practice?)",
+                       ServerError);
+  CHECK_THROWS_WITH_AS(render("{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", none),
+                       "chat template line 1: a string longer than 16777216 bytes", ServerError);
+  CHECK_THROWS_WITH_AS(render("{% for i in range(17000) %}" + std::string(1000, 'x') + "{% endfor %}", none),
+                       "chat template line 1: rendered text longer than 16777216 bytes", ServerError);
+  CHECK_THROWS_WITH_AS(render("{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}", none),
+                       "chat template line 1: a list or dict of more than 1000000 items", ServerError);
+}
+
 TEST_CASE("chat template: the fallback template renders turns, tools and tool calls") {
   const ChatTemplate t(atlas::server::fallback_chat_template());
   TemplateValue ctx = TemplateValue::parse(R"({
