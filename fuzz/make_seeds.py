@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora under fuzz/corpus/<target>/ (checked in; docs/fuzzing.md).
+"""Writes the seed corpora under fuzz/corpus/<target>/ (docs/fuzzing.md).
 
 usage: fuzz/make_seeds.py DATA_DIR [RECORD_JSON]
+       ATLAS_SEEDS_ONLY=generated|TARGET[,TARGET...] fuzz/make_seeds.py DATA_DIR
 
-Seeds are small on purpose (libFuzzer mutates whole inputs): synthetic model files with the
-real stories260K vocabulary but a few-hundred-parameter body, header-only prefixes of the real
-model files, the real tokenizer file, the repo's chat templates, suite configs and baseline, a
-trimmed real record, BFCL model outputs from tests/bfcl/differential_verdicts.jsonl. Files named
-crash-* / regress-* are regression inputs found by fuzzing: this script never touches them.
+Seeds are small on purpose (libFuzzer mutates whole inputs). Two kinds:
+- checked in: text seeds made from the repo's own files (chat templates, suite configs, baseline,
+  a trimmed real record, BFCL model outputs from tests/bfcl/differential_verdicts.jsonl, ...);
+- generated, never committed (GENERATED: .gitignore lists them; fuzz/run.sh and the ctest fixture
+  of fuzz_corpus run ATLAS_SEEDS_ONLY=generated): model files (synthetic GGUF and llama2.c
+  checkpoints with a few-hundred-parameter body) and what is taken from the data directory at run
+  time (the stories260K tokenizer, the header-only prefixes of the real model files). Files of the
+  data directory are never copied into the project.
+Files named crash-* / regress-* are regression inputs found by fuzzing (tiny, hand-minimized,
+checked in): this script never touches them.
 """
 import json
 import os
@@ -18,6 +24,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "..", "shared", "data")
 RECORD = sys.argv[2] if len(sys.argv) > 2 else None
+
+
+# Targets whose seeds are generated at run time (model files, data-directory files): never committed.
+GENERATED = ("gguf", "llama2c", "llama2c_tokenizer")
+
+
+class MissingData(Exception):
+    """A file of the data directory that a seed is taken from is absent."""
+
+
+def data_file(rel):
+    """The bytes of DATA/rel; MissingData names the path when it cannot be read."""
+    path = os.path.join(DATA, rel)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise MissingData(f"{path}: {e.strerror} (the data directory is make_seeds.py's first argument)") from e
 
 
 def out(target, name, data):
@@ -129,9 +153,8 @@ def config_kvs(arch, dim, hidden, layers, heads, kv_heads, ctx=64):
             (arch + ".attention.layer_norm_rms_epsilon", "f32", 1e-5), (arch + ".rope.freq_base", "f32", 10000.0)]
 
 
-def read_gguf_tokenizer_kvs(path):
-    """The tokenizer.ggml.* key/values of a real GGUF file (parsed just enough)."""
-    b = open(path, "rb").read()
+def read_gguf_tokenizer_kvs(b):
+    """The tokenizer.ggml.* key/values of a real GGUF file's bytes (parsed just enough)."""
     _, _, n_t, n_kv = struct.unpack_from("<4sIQQ", b, 0)
     p = 24
     kvs = []
@@ -165,27 +188,12 @@ def read_gguf_tokenizer_kvs(path):
             tname = {v2: k for k, v2 in GT.items()}[t]
         if key.startswith("tokenizer."):
             kvs.append((key, tname, v))
-    return kvs, b
+    return kvs
 
 
 def gguf_seeds():
-    real = os.path.join(DATA, "models/stories260K-gguf/stories260K.gguf")
-    tok_kvs, raw = read_gguf_tokenizer_kvs(real)
-    vocab = len(next(v for k, t, v in tok_kvs if k == "tokenizer.ggml.tokens"))
-    # llama + the real SentencePiece vocabulary, a tiny body
-    out("gguf", "llama-spm-f32.gguf", gguf(config_kvs("llama", 8, 16, 1, 2, 1) + tok_kvs, model_tensors("llama", 8, 16, 1, 2, 1, vocab, "F32")))
     # qwen3 + a byte-level BPE vocabulary (gpt2 model, qwen2 split), F16, untied
-    toks = [bytes([b]).decode("latin-1") for b in range(256)]
-    b2u = {}
-    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    b2u = {b: chr(c) for b, c in zip(bs, cs)}
+    b2u = byte_to_unicode()
     toks = [b2u[b] for b in range(256)] + ["\u0120h", "\u0120hi", "<|im_start|>", "<|im_end|>", "<|endoftext|>"]
     types = [1] * 258 + [3, 3, 3]
     bpe_kvs = [("tokenizer.ggml.model", "str", "gpt2"), ("tokenizer.ggml.pre", "str", "qwen2"), ("tokenizer.ggml.tokens", "arr:str", toks),
@@ -199,9 +207,13 @@ def gguf_seeds():
     out("gguf", "llama-q8_0-v2.gguf", gguf(config_kvs("llama", 32, 32, 1, 2, 2), model_tensors("llama", 32, 32, 1, 2, 2, 8, "Q8_0"), version=2))
     out("gguf", "llama-bf16-align64.gguf", gguf(config_kvs("llama", 32, 32, 1, 1, 1) + [("general.alignment", "u32", 64)],
                                                 model_tensors("llama", 32, 32, 1, 1, 1, 4, "BF16"), align=64))
-    # header-only prefix of the real file: metadata and tensor infos, no data
-    _, _, n_t, n_kv = struct.unpack_from("<4sIQQ", raw, 0)
-    out("gguf", "stories260K-header-prefix.gguf", raw[:24 + 16384] if len(raw) > 24 + 16384 else raw)
+    # From the data directory: llama + the real SentencePiece vocabulary and a tiny body, and the
+    # header-only prefix of the real file (metadata and tensor infos, no data).
+    raw = data_file("models/stories260K-gguf/stories260K.gguf")
+    tok_kvs = read_gguf_tokenizer_kvs(raw)
+    vocab = len(next(v for k, t, v in tok_kvs if k == "tokenizer.ggml.tokens"))
+    out("gguf", "llama-spm-f32.gguf", gguf(config_kvs("llama", 8, 16, 1, 2, 1) + tok_kvs, model_tensors("llama", 8, 16, 1, 2, 1, vocab, "F32")))
+    out("gguf", "stories260K-header-prefix.gguf", raw[:24 + 16384])
 
 
 # ---------------------------------------------------------------- safetensors
@@ -268,17 +280,17 @@ def llama2c_seeds():
     for m in mats:
         body += bytes(((k % 9) - 4) & 0xFF for k in range(m)) + b"".join(struct.pack("<f", 0.01) for _ in range(m // gs))
     out("llama2c", "ak42-v2.bin", hdr2 + body)
-    real = open(os.path.join(DATA, "models/stories260K/stories260K.bin"), "rb").read()
-    out("llama2c", "stories260K-header-prefix.bin", real[:512])
+    # From the data directory: the real checkpoint's legacy header and first weights.
+    out("llama2c", "stories260K-header-prefix.bin", data_file("models/stories260K/stories260K.bin")[:512])
 
 
 def llama2c_tokenizer_seeds():
-    real = open(os.path.join(DATA, "models/stories260K/tok512.bin"), "rb").read()
-    out("llama2c_tokenizer", "tok512.bin", real)
     small = struct.pack("<i", 8)
     for piece, score in [(b"<unk>", 0.0), (b"\n<s>\n", 0.0), (b"\n</s>\n", 0.0), (b"<0x0A>", 0.0), (b" a", -1.0), (b"b", -2.0), (b" ab", -0.5), (b"\xc3\xa9", -3.0)]:
         small += struct.pack("<fi", score, len(piece)) + piece
     out("llama2c_tokenizer", "tok8.bin", small)
+    # From the data directory: the real stories260K tokenizer (512 tokens).
+    out("llama2c_tokenizer", "tok512.bin", data_file("models/stories260K/tok512.bin"))
 
 
 # ---------------------------------------------------------------- tokenizer.json
@@ -287,7 +299,9 @@ QWEN2 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p
 LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
 
-def byte_vocab():
+def byte_to_unicode():
+    """GPT-2's byte-level BPE alphabet: byte -> the printable character that stands for it
+    (bytes_to_unicode in openai/gpt-2 encoder.py)."""
     bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
     cs = bs[:]
     n = 0
@@ -296,7 +310,12 @@ def byte_vocab():
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    m = {b: chr(c) for b, c in zip(bs, cs)}
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def byte_vocab():
+    """The 256 byte tokens of a byte-level BPE vocabulary: character -> id (= the byte)."""
+    m = byte_to_unicode()
     return {m[b]: b for b in range(256)}
 
 
@@ -478,25 +497,23 @@ def hf_config_seeds():
         "rope_scaling": {"rope_type": "yarn", "factor": 4.0}, "sliding_window": None}, indent=1))
 
 
+SEEDS = {"gguf": gguf_seeds, "safetensors": safetensors_seeds, "llama2c": llama2c_seeds, "llama2c_tokenizer": llama2c_tokenizer_seeds,
+         "tokenizer_json": tokenizer_json_seeds, "jinja": jinja_seeds, "openai_request": openai_request_seeds, "sse_stream": sse_seeds,
+         "bfcl_python": bfcl_seeds, "json": json_seeds, "tool_calls": tool_calls_seeds, "hf_config": hf_config_seeds}
+
 if __name__ == "__main__":
-    # GGUF seeds are model files: they are generated (fuzz/run.sh does it before each pass), never
-    # committed. ATLAS_SEEDS_ONLY=gguf makes just those.
+    # The GENERATED targets' seeds are never committed: fuzz/run.sh and the ctest fixture of
+    # fuzz_corpus make them (ATLAS_SEEDS_ONLY=generated); a list of targets makes just those.
     only = os.environ.get("ATLAS_SEEDS_ONLY")
-    if only in ("tool_calls", "hf_config"):
-        globals()[only + "_seeds"]()
-        sys.exit(0)
-    if only == "gguf":
-        gguf_seeds()
-        sys.exit(0)
-    gguf_seeds()
-    safetensors_seeds()
-    llama2c_seeds()
-    llama2c_tokenizer_seeds()
-    tokenizer_json_seeds()
-    jinja_seeds()
-    openai_request_seeds()
-    sse_seeds()
-    bfcl_seeds()
-    json_seeds()
-    tool_calls_seeds()
-    hf_config_seeds()
+    names = list(SEEDS) if not only else list(GENERATED) if only == "generated" else only.split(",")
+    unknown = [n for n in names if n not in SEEDS]
+    if unknown:
+        sys.exit(f"make_seeds.py: ATLAS_SEEDS_ONLY names no seed set {unknown} (known: generated, {', '.join(SEEDS)})")
+    missing = []
+    for n in names:
+        try:
+            SEEDS[n]()
+        except MissingData as e:  # the other targets' seeds are still written
+            missing.append(f"{n}: {e}")
+    if missing:
+        sys.exit("make_seeds.py: seeds not written, a data file is missing:\n  " + "\n  ".join(missing))

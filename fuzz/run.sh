@@ -16,10 +16,11 @@ build=${1:?usage: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]}
 secs=${2:?usage: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]}
 shift 2
 src=$(cd "$(dirname "$0")" && pwd)
-# The GGUF seeds are small generated model files (never committed): make them from the data
-# directory's stories260K tokenizer before fuzzing.
-ATLAS_SEEDS_ONLY=gguf python3 "$src/make_seeds.py" "${ATLAS_DATA_DIR:-$src/../../shared/data}" ||
-  echo "run.sh: could not generate the GGUF seeds; fuzz_gguf starts from an empty corpus" >&2
+# The seeds of model files (synthetic GGUF and llama2.c checkpoints) and those taken from the data
+# directory (the stories260K tokenizer, header prefixes of the real model files) are generated,
+# never committed: make them before fuzzing.
+ATLAS_SEEDS_ONLY=generated python3 "$src/make_seeds.py" "${ATLAS_DATA_DIR:-$src/../../shared/data}" ||
+  echo "run.sh: some generated seeds are missing (above); those targets start from fewer seeds" >&2
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   for f in "$build"/fuzz/fuzz_*; do [ -x "$f" ] && targets+=("$(basename "$f" | sed 's/^fuzz_//')"); done

@@ -314,7 +314,10 @@ TEST_CASE("GGUF qwen3next without feed_forward_length: no dense FFN size (0), an
 TEST_CASE("config: a head count times head size beyond 2^28 is rejected before q_dim is computed (fuzz_gguf: int overflow)") {
   // fuzz_gguf (2026-12-01) found a qwen3 header with head_count 587,202,562 and head size 4:
   // q_dim() = n_heads * head_dim overflowed int (UBSan) in assemble_weights. The replayed input
-  // is fuzz/corpus/gguf/regress-q-dim-overflow; here the rule itself, named with the file.
+  // is fuzz/corpus/gguf/regress-q-dim-overflow (hand-minimized: those header fields and one 1x1
+  // token_embd, no weights); it must reach the rule, which is then checked on its own.
+  const auto regress = atlas::test::source_dir() / "fuzz/corpus/gguf/regress-q-dim-overflow";
+  CHECK_THROWS_WITH_AS(load_model(regress), doctest::Contains("n_heads * head_dim = 587202562 * 4 is too large"), EngineError);
   ModelConfig c = make_preset_model("tiny-qwen3", 1).config;
   CHECK_NOTHROW(validate_config(c, "m.gguf"));
   c.n_heads = 587202562;
