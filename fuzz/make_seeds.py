@@ -429,6 +429,22 @@ def shrink(v, keep=2):
     return v
 
 
+def without_machine_paths(v):
+    """Absolute paths of the machine that made a record, made relative to its checkout (a seed
+    names no machine's folders): "/x/checkout/suites/a.json" -> "suites/a.json", the data
+    directory -> "../shared/data"."""
+    if isinstance(v, list):
+        return [without_machine_paths(x) for x in v]
+    if isinstance(v, dict):
+        return {k: without_machine_paths(x) for k, x in v.items()}
+    if isinstance(v, str) and v.startswith("/"):
+        for marker in ("/shared/data", "/suites/", "/baselines/", "/models/"):
+            if marker in v:
+                at = v.index(marker)
+                return ".." + v[at:] if marker == "/shared/data" else v[at + 1:]
+    return v
+
+
 def json_seeds():
     for f in sorted(os.listdir(os.path.join(ROOT, "suites/config"))):
         out("suite_config", f, open(os.path.join(ROOT, "suites/config", f), "rb").read())
@@ -460,7 +476,7 @@ def json_seeds():
                 if isinstance(m.get("samples"), list):
                     m["samples"] = m["samples"][:4]
             s["details"] = shrink(s.get("details"))
-        out("record", "pr-record.json", json.dumps(r, indent=1))
+        out("record", "pr-record.json", json.dumps(without_machine_paths(r), indent=1))
 
 
 # ---------------------------------------------------------------- tool calls in model output
