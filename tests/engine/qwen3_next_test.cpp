@@ -14,7 +14,6 @@
 
 #include "common/atomic_file.hpp"
 #include "engine/backend.hpp"
-#include "engine/cpu/matmul.hpp"
 #include "engine/cpu/gdn.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/dtype.hpp"
@@ -28,6 +27,7 @@
 #include "engine/sampler.hpp"
 #include "engine/session.hpp"
 #include "tests/test_data.hpp"
+#include "tests/typed_weights.hpp"
 
 using namespace atlas::engine;
 
@@ -72,6 +72,21 @@ const Model& tiny() {
 }
 
 std::filesystem::path reference_dir() { return atlas::test::source_dir() / "tests/engine/qwen3_next_reference"; }
+
+/// load_model with tiny()'s 1,024-token context (KV cache sized as the preset's, not the file's
+/// 4,096).
+Model load_1k_context(const std::filesystem::path& path) {
+  LoadOptions lo;
+  lo.max_seq_len = 1024;
+  return load_model(path, lo);
+}
+
+/// Writes an HF directory: `config` (a config.json) and model.safetensors holding the reference
+/// script's values for every tensor that config implies, stored as `dtype`.
+void write_hf_dir(const std::filesystem::path& dir, const std::filesystem::path& config, DType dtype) {
+  std::filesystem::copy_file(config, dir / "config.json");
+  atlas::write_file_atomic(dir / "model.safetensors", qwen3_next_hf_safetensors(read_hf_config(dir / "config.json").config, 17, dtype));
+}
 
 struct Agreement {
   double worst_rel = 0.0;
@@ -215,9 +230,7 @@ TEST_CASE("qwen3-next-tiny matches Hugging Face transformers (preset weights)") 
 TEST_CASE("qwen3-next: GGUF (llama.cpp qwen3next layout) round trip matches Hugging Face") {
   const auto dir = atlas::test::scratch_dir("qwen3_next_gguf");
   write_gguf(dir / "tiny.gguf", tiny());
-  LoadOptions lo;
-  lo.max_seq_len = 1024;
-  const Model m = load_model(dir / "tiny.gguf", lo);
+  const Model m = load_1k_context(dir / "tiny.gguf");
   CHECK(m.config.arch == Arch::qwen3_next);
   CHECK(m.config.blocks == tiny().config.blocks);
   CHECK(m.config.rot_dim() == tiny().config.rot_dim());
@@ -234,7 +247,7 @@ TEST_CASE("qwen3-next: GGUF (llama.cpp qwen3next layout) round trip matches Hugg
   const GgufFile fs = read_gguf(dir / "split.gguf");
   CHECK(std::any_of(fs.tensors.begin(), fs.tensors.end(), [](const GgufTensorInfo& t) { return t.name == "blk.0.attn_qkv.weight"; }));
   CHECK(std::none_of(fs.tensors.begin(), fs.tensors.end(), [](const GgufTensorInfo& t) { return t.name == "blk.0.ssm_in.weight"; }));
-  const Model ms = load_model(dir / "split.gguf", lo);
+  const Model ms = load_1k_context(dir / "split.gguf");
   REQUIRE(ms.weights.layers[0].gdn.in_qkvz.size() == tiny().weights.layers[0].gdn.in_qkvz.size());
   CHECK(std::equal(ms.weights.layers[0].gdn.in_qkvz.begin(), ms.weights.layers[0].gdn.in_qkvz.end(),
                    tiny().weights.layers[0].gdn.in_qkvz.begin()));  // the regrouping restores HF's rows exactly
@@ -244,22 +257,10 @@ TEST_CASE("qwen3-next: GGUF (llama.cpp qwen3next layout) round trip matches Hugg
 
 TEST_CASE("qwen3-next: a Hugging Face directory (HF's own config.json, per-expert tensors) matches Hugging Face") {
   const auto dir = atlas::test::scratch_dir("qwen3_next_hf");
-  std::filesystem::copy_file(reference_dir() / "config.json", dir / "config.json");
-  // The HF-space values the reference script fed transformers, under checkpoint names.
-  std::vector<std::vector<float>> values;
-  std::vector<SafetensorsTensor> ts;
-  for (const auto& t : qwen3_next_hf_tensors(tiny().config)) {
-    std::int64_t n = 1;
-    for (auto d : t.shape) n *= d;
-    values.emplace_back(static_cast<std::size_t>(n));
-    qwen3_next_random_values(t, 17, values.back().data(), n);
-  }
-  std::size_t i = 0;
-  for (const auto& t : qwen3_next_hf_tensors(tiny().config)) ts.push_back({t.hf_name, DType::f32, t.shape, values[i++]});
-  atlas::write_file_atomic(dir / "model.safetensors", safetensors_bytes(ts));
-  LoadOptions lo;
-  lo.max_seq_len = 1024;
-  const Model m = load_model(dir, lo);
+  // HF's own config.json and the HF-space values the reference script fed transformers, under
+  // checkpoint names.
+  write_hf_dir(dir, reference_dir() / "config.json", DType::f32);
+  const Model m = load_1k_context(dir);
   CHECK(m.config.arch == Arch::qwen3_next);
   CHECK(m.config.blocks == tiny().config.blocks);
   CHECK(m.config.rot_dim() == tiny().config.rot_dim());
@@ -268,33 +269,10 @@ TEST_CASE("qwen3-next: a Hugging Face directory (HF's own config.json, per-exper
   CHECK(a.agreed == a.decided);
 }
 
-namespace {
-/// Writes an HF directory: `config` (a config.json) and model.safetensors holding the reference
-/// script's values for every tensor that config implies, stored as `dtype`.
-void write_hf_dir(const std::filesystem::path& dir, const std::filesystem::path& config, DType dtype) {
-  std::filesystem::copy_file(config, dir / "config.json");
-  const ModelConfig c = read_hf_config(dir / "config.json").config;
-  std::vector<std::vector<float>> values;
-  std::vector<SafetensorsTensor> ts;
-  const auto list = qwen3_next_hf_tensors(c);
-  values.reserve(list.size());
-  for (const auto& t : list) {
-    std::int64_t n = 1;
-    for (auto d : t.shape) n *= d;
-    values.emplace_back(static_cast<std::size_t>(n));
-    qwen3_next_random_values(t, 17, values.back().data(), n);
-    ts.push_back({t.hf_name, dtype, t.shape, values.back()});
-  }
-  atlas::write_file_atomic(dir / "model.safetensors", safetensors_bytes(ts));
-}
-}  // namespace
-
 TEST_CASE("qwen3-next variant: norm_topk_prob false, a dense SwiGLU layer, free layer_types; matches Hugging Face") {
   const auto dir = atlas::test::scratch_dir("qwen3_next_variant");
   write_hf_dir(dir, reference_dir() / "config-variant.json", DType::f32);
-  LoadOptions lo;
-  lo.max_seq_len = 1024;
-  const Model m = load_model(dir, lo);
+  const Model m = load_1k_context(dir);
   const ModelConfig& c = m.config;
   CHECK(!c.norm_topk_prob);
   CHECK(c.block(1).mixer == MixerKind::gated_attention);
@@ -313,9 +291,7 @@ TEST_CASE("qwen3-next variant: norm_topk_prob false, a dense SwiGLU layer, free 
 TEST_CASE("qwen3-next: a bf16 Hugging Face checkpoint loads with the engine transforms applied to the rounded values") {
   const auto dir = atlas::test::scratch_dir("qwen3_next_bf16");
   write_hf_dir(dir, reference_dir() / "config.json", DType::bf16);
-  LoadOptions lo;
-  lo.max_seq_len = 1024;
-  const Model m = load_model(dir, lo);
+  const Model m = load_1k_context(dir);
   auto hf_value = [&](const std::string& name, std::int64_t k) {
     for (const auto& t : qwen3_next_hf_tensors(m.config)) {
       if (t.hf_name != name) continue;
@@ -452,51 +428,11 @@ TEST_CASE("qwen3-next: a decode step reports the hybrid stages, each kind its ow
 
 namespace {
 
-/// Every weight of a model with its GGUF-style name and whether the engine multiplies by it as a
-/// matrix (or reads embedding rows): those must keep the checkpoint's dtype.
-template <class M, class F>
-void for_each_weight(M& m, F f) {
-  f(std::string("token_embd"), m.weights.tok_embd, true);
-  f(std::string("output_norm"), m.weights.output_norm, false);
-  f(std::string("output"), m.weights.output, true);
-  for (std::size_t l = 0; l < m.weights.layers.size(); ++l) {
-    auto& L = m.weights.layers[l];
-    const std::string p = "blk." + std::to_string(l) + ".";
-    for (auto [n, w] : {std::pair{"attn_q", &L.wq}, {"attn_k", &L.wk}, {"attn_v", &L.wv}, {"attn_output", &L.wo}, {"ssm_in", &L.gdn.in_qkvz},
-                        {"ssm_ba", &L.gdn.in_ba}, {"ssm_out", &L.gdn.out}, {"ffn_gate", &L.w_gate}, {"ffn_up", &L.w_up}, {"ffn_down", &L.w_down},
-                        {"ffn_gate_inp", &L.moe.router}, {"ffn_gate_shexp", &L.moe.gate_shexp}, {"ffn_up_shexp", &L.moe.up_shexp},
-                        {"ffn_down_shexp", &L.moe.down_shexp}})
-      if (!w->empty()) f(p + n, *w, true);
-    for (auto [n, w] : {std::pair{"attn_norm", &L.attn_norm}, {"ffn_norm", &L.ffn_norm}, {"attn_q_norm", &L.q_norm}, {"attn_k_norm", &L.k_norm},
-                        {"ssm_conv1d", &L.gdn.conv1d}, {"ssm_dt", &L.gdn.dt_bias}, {"ssm_a", &L.gdn.a}, {"ssm_norm", &L.gdn.norm},
-                        {"ffn_gate_inp_shexp", &L.moe.shared_gate}})
-      if (!w->empty()) f(p + n, *w, false);
-    for (auto [n, list] : {std::pair{"ffn_gate_exps", &L.moe.gate_exps}, {"ffn_up_exps", &L.moe.up_exps}, {"ffn_down_exps", &L.moe.down_exps}})
-      for (std::size_t e = 0; e < list->size(); ++e) f(p + n + "[" + std::to_string(e) + "]", (*list)[e], true);
-  }
-}
-
-/// The same model with every typed weight widened to float32 up front (what the loader did before
-/// typed weights reached Qwen3-Next checkpoints, Q8_0 and experts).
-Model widened(const Model& typed) {
-  Model wide;
-  wide.config = typed.config;
-  wide.weights = typed.weights;
-  for_each_weight(wide, [&](const std::string&, Weight& x, bool) {
-    if (x.is_f32()) return;
-    std::vector<float> v(x.size());
-    x.to_f32(0, x.size(), v.data());
-    x = wide.own(std::move(v));
-  });
-  if (typed.config.tied_embeddings) wide.weights.output = wide.weights.tok_embd;
-  return wide;
-}
-
 /// Checks that every matrix of `m` kept `dtype` and every vector is float32; returns the bytes the
 /// weights hold (the typed ones are views into the file mapping).
 std::size_t check_kept(const Model& m, DType dtype) {
   std::size_t bytes = 0, matrices = 0;
-  for_each_weight(m, [&](const std::string& name, const Weight& w, bool matrix) {
+  atlas::test::for_each_weight(m, [&](const std::string& name, const Weight& w, bool matrix) {
     INFO("tensor " << name);
     CHECK(to_string(w.dtype()) == std::string(to_string(matrix ? dtype : DType::f32)));
     matrices += matrix;
@@ -506,30 +442,11 @@ std::size_t check_kept(const Model& m, DType dtype) {
   return bytes;
 }
 
-/// Logits of a prefill and a few greedy decode steps, typed vs widened, bit for bit.
+/// Logits of a 70-token prefill and 3 greedy decode steps, typed vs widened, bit for bit.
 void check_same_as_widened(const Model& typed) {
-  const Model wide = widened(typed);
-  for (bool avx2 : {true, false}) {
-    CAPTURE(avx2);
-    if (!atlas::engine::cpu::set_matmul_avx2(avx2) && avx2) continue;
-    BackendOptions o;
-    o.threads = 2;
-    auto a = make_backend(typed, o);
-    auto b = make_backend(wide, o);
-    std::vector<int> prompt(70);
-    for (std::size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int>((i * 37 + 11) % 512);
-    int pos = 0;
-    for (int step = 0; step < 4; ++step) {
-      const auto la = a->forward(prompt, pos);
-      const std::vector<float> first(la.begin(), la.end());
-      const auto lb = b->forward(prompt, pos);
-      REQUIRE(first.size() == lb.size());
-      CHECK(std::memcmp(first.data(), lb.data(), first.size() * sizeof(float)) == 0);
-      pos += static_cast<int>(prompt.size());
-      prompt = {argmax(first)};
-    }
-  }
-  atlas::engine::cpu::set_matmul_avx2(true);
+  std::vector<int> prompt(70);
+  for (std::size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int>((i * 37 + 11) % 512);
+  atlas::test::check_same_logits(typed, atlas::test::widened(typed), prompt, 4);
 }
 
 }  // namespace
@@ -537,9 +454,7 @@ void check_same_as_widened(const Model& typed) {
 TEST_CASE("qwen3-next: a bf16 Hugging Face checkpoint stays bf16 (experts one view each) and computes as its float32 widening") {
   const auto dir = atlas::test::scratch_dir("qwen3_next_bf16_typed");
   write_hf_dir(dir, reference_dir() / "config.json", DType::bf16);
-  LoadOptions lo;
-  lo.max_seq_len = 1024;
-  const Model m = load_model(dir, lo);
+  const Model m = load_1k_context(dir);
   const std::size_t held = check_kept(m, DType::bf16);
   // Nothing but the vectors is held as float32: the weights hold about the checkpoint's bytes (bf16
   // matrices) and not twice that (a float32 widening).
@@ -557,8 +472,6 @@ TEST_CASE("qwen3-next: a bf16 Hugging Face checkpoint stays bf16 (experts one vi
 
 TEST_CASE("qwen3-next: bf16 and Q8_0 GGUF (fused and split GDN layouts) keep their dtype and compute as their float32 widening") {
   const auto dir = atlas::test::scratch_dir("qwen3_next_gguf_typed");
-  LoadOptions lo;
-  lo.max_seq_len = 1024;
   for (DType t : {DType::bf16, DType::q8_0}) {
     for (bool split : {false, true}) {
       const std::string dtype_name = to_string(t);
@@ -569,7 +482,7 @@ TEST_CASE("qwen3-next: bf16 and Q8_0 GGUF (fused and split GDN layouts) keep the
       w.qwen3next_split_qkv = split;
       const auto path = dir / (std::string(to_string(t)) + (split ? "-split" : "") + ".gguf");
       write_gguf(path, tiny(), w);
-      const Model m = load_model(path, lo);
+      const Model m = load_1k_context(path);
       const std::size_t held = check_kept(m, t);
       CHECK(static_cast<double>(held) < 1.05 * static_cast<double>(std::filesystem::file_size(path)));
       check_same_as_widened(m);
@@ -596,9 +509,7 @@ TEST_CASE("qwen3-next: bf16 and Q8_0 GGUF (fused and split GDN layouts) keep the
 TEST_CASE("qwen3-next: make-model's Hugging Face writer reads back as the preset (config.json keys, tensors)") {
   const auto dir = atlas::test::scratch_dir("qwen3_next_hf_writer") / "model";
   write_qwen3_next_hf_dir(dir, tiny().config, 17, DType::f32);
-  LoadOptions lo;
-  lo.max_seq_len = 1024;
-  const Model m = load_model(dir, lo);
+  const Model m = load_1k_context(dir);
   CHECK(m.config.blocks == tiny().config.blocks);
   CHECK(m.config.rot_dim() == tiny().config.rot_dim());
   CHECK(m.config.n_experts == tiny().config.n_experts);

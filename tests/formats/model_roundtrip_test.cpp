@@ -8,12 +8,12 @@
 
 #include "common/atomic_file.hpp"
 #include "engine/backend.hpp"
-#include "engine/cpu/matmul.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/gguf.hpp"
 #include "engine/formats/gguf_writer.hpp"
 #include "engine/formats/presets.hpp"
 #include "tests/test_data.hpp"
+#include "tests/typed_weights.hpp"
 
 using namespace atlas::engine;
 
@@ -223,36 +223,9 @@ TEST_CASE("typed weights: BF16 / F16 / Q8_0 matrices stay in the file mapping an
     const auto file_bytes = f.tensor_data(*info);
     REQUIRE(wq.bytes().size() == file_bytes.size());  // 2 bytes an element (Q8_0: 34 per 32): no float32 copy
     CHECK(std::memcmp(wq.bytes().data(), file_bytes.data(), file_bytes.size()) == 0);
-    // The same model with every typed weight widened to float32 up front (the old loader).
-    Model wide;
-    wide.config = typed.config;
-    wide.weights = typed.weights;
-    auto widen = [&](Weight& x) {
-      if (x.is_f32()) return;
-      std::vector<float> v(x.size());
-      x.to_f32(0, x.size(), v.data());
-      x = wide.own(std::move(v));
-    };
-    widen(wide.weights.tok_embd);
-    widen(wide.weights.output);
-    for (auto& L : wide.weights.layers) {
-      for (Weight* x : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) widen(*x);
-    }
-    // The typed matmul widens bf16 / f16 exactly and sums in the same order: identical logits,
-    // with the AVX2 kernels and with the portable ones.
-    for (bool avx2 : {true, false}) {
-      CAPTURE(avx2);
-      if (!atlas::engine::cpu::set_matmul_avx2(avx2) && avx2) continue;
-      BackendOptions o;
-      o.threads = 2;
-      auto a = make_backend(typed, o);
-      auto b = make_backend(wide, o);
-      const std::vector<int> prompt = {1, 7, 300, 42, 5, 9, 77};
-      const auto la = a->forward(prompt, 0);
-      const std::vector<float> first(la.begin(), la.end());
-      const auto lb = b->forward(prompt, 0);
-      CHECK(std::memcmp(first.data(), lb.data(), first.size() * sizeof(float)) == 0);
-    }
-    atlas::engine::cpu::set_matmul_avx2(true);
+    // The typed matmul widens bf16 / f16 exactly and sums in the same order: identical logits to
+    // the model widened to float32 up front (the old loader), with the AVX2 kernels and with the
+    // portable ones.
+    atlas::test::check_same_logits(typed, atlas::test::widened(typed), {1, 7, 300, 42, 5, 9, 77}, 1);
   }
 }
