@@ -7,22 +7,39 @@
 #include "suites/suite_config.hpp"
 #include "tests/test_data.hpp"
 
-TEST_CASE("bfcl suite: PR configuration on stories260K through the registry") {
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: " << atlas::test::stories_bin().string() << " not found");
-    return;
-  }
+namespace {
+/// Whether the data directory has stories260K; says the test is skipped where it has not.
+bool have_stories() {
+  if (std::filesystem::exists(atlas::test::stories_bin())) return true;
+  MESSAGE("skipped: " << atlas::test::stories_bin().string() << " not found");
+  return false;
+}
+
+/// The in-process engine on stories260K with its tokenizer.
+atlas::engine::EngineOptions stories_options() {
   atlas::engine::EngineOptions eo;
   eo.model = atlas::test::stories_bin().string();
   eo.tokenizer = atlas::test::stories_tok();
-  atlas::suites::EngineTarget target(eo);
-  REQUIRE(target.context_length() == 512);
+  return eo;
+}
 
+/// The PR configuration's bfcl section, reading BFCL from the data directory.
+atlas::suites::SuiteOptions pr_bfcl_options() {
   const auto set = atlas::suites::load_suite_set_config("pr");
   atlas::suites::SuiteOptions options;
   options.config = set.section("bfcl");
   options.config["data_dir"] = atlas::test::data_dir().string();
   options.config_source = set.source + ": suites.bfcl";
+  return options;
+}
+}  // namespace
+
+TEST_CASE("bfcl suite: PR configuration on stories260K through the registry") {
+  if (!have_stories()) return;
+  atlas::suites::EngineTarget target(stories_options());
+  REQUIRE(target.context_length() == 512);
+
+  const auto options = pr_bfcl_options();
   const auto res = atlas::suites::find_suite("bfcl").run(target, options);
 
   CHECK(res.name == "bfcl");
@@ -69,20 +86,10 @@ class SaltedEngine final : public atlas::suites::Target {
 }  // namespace
 
 TEST_CASE("bfcl suite: cold salts go only into separate timing requests: the in-process outputs and verdicts are the unsalted ones (stories260K)") {
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: " << atlas::test::stories_bin().string() << " not found");
-    return;
-  }
-  atlas::engine::EngineOptions eo;
-  eo.model = atlas::test::stories_bin().string();
-  eo.tokenizer = atlas::test::stories_tok();
-  atlas::suites::EngineTarget target(eo);
+  if (!have_stories()) return;
+  atlas::suites::EngineTarget target(stories_options());
   SaltedEngine unsalted(target, 0), salted(target, 0x5A17u);
-  const auto set = atlas::suites::load_suite_set_config("pr");
-  atlas::suites::SuiteOptions options;
-  options.config = set.section("bfcl");
-  options.config["data_dir"] = atlas::test::data_dir().string();
-  options.config_source = set.source + ": suites.bfcl";
+  const auto options = pr_bfcl_options();
   const auto plain = atlas::suites::find_suite("bfcl").run(unsalted, options);
   const auto cold = atlas::suites::find_suite("bfcl").run(salted, options);
   CHECK(plain.details["cold_salted_requests"] == 0);

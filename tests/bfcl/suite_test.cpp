@@ -59,6 +59,14 @@ class ScriptedTarget : public suites::Target {
   ByteTokenizer tok_;
 };
 
+/// The answer of a server that is gone: every request fails with "connection refused".
+suites::TargetResponse refused(const suites::TargetRequest&) {
+  suites::TargetResponse r;
+  r.ok = false;
+  r.error = "connection refused";
+  return r;
+}
+
 const BfclDataset& data() {
   static const BfclDataset ds = load_bfcl_dataset(atlas::test::data_dir());
   return ds;
@@ -467,12 +475,7 @@ TEST_CASE("bfcl suite: native function calling sends tools and scores tool_calls
 TEST_CASE("bfcl suite: failed requests are counted, not scored") {
   ScriptedTarget target;
   target.ctx = 100000;
-  target.answer = [](const suites::TargetRequest&) {
-    suites::TargetResponse r;
-    r.ok = false;
-    r.error = "connection refused";
-    return r;
-  };
+  target.answer = refused;
   BfclSuiteConfig cfg;
   cfg.categories = {"multiple"};
   cfg.per_category = 2;
@@ -585,12 +588,7 @@ TEST_CASE("a run whose requests failed is invalid with the reason; data_assets l
   // A server that died mid-run used to leave `valid: true` with every entry failed.
   ScriptedTarget target;
   target.ctx = 100000;
-  target.answer = [](const suites::TargetRequest&) {
-    suites::TargetResponse r;
-    r.ok = false;
-    r.error = "connection refused";
-    return r;
-  };
+  target.answer = refused;
   suites::SuiteSetRequest req;
   req.suites = {"bfcl"};
   req.config = suites::load_suite_set_config("pr");

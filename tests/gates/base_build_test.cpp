@@ -10,23 +10,15 @@
 
 #include "gates/base_build.hpp"
 #include "gates/process.hpp"
+#include "tests/gates/git_repo.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas;
 using namespace atlas::gates;
+using atlas::test::git;
 namespace fs = std::filesystem;
 
 namespace {
-
-ProcessResult git(const fs::path& repo, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"git", "-c", "user.name=gate-test", "-c", "user.email=gate-test@example.invalid",
-                                   "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = run_process(argv, repo);
-  INFO("git " << args.front() << ": " << r.err);
-  REQUIRE(r.exit_status == 0);
-  return r;
-}
 
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();

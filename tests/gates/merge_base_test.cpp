@@ -7,21 +7,14 @@
 #include "gates/process.hpp"
 #include "gates/ratchet.hpp"
 #include "tests/gates/gate_fixtures.hpp"
+#include "tests/gates/git_repo.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas;
 using namespace atlas::gates;
+using atlas::test::git;
 
 namespace {
-
-void git(const std::filesystem::path& repo, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"git", "-c", "user.name=gate-test", "-c", "user.email=gate-test@example.invalid",
-                                   "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = run_process(argv, repo);
-  INFO("git " << args.front() << ": " << r.err);
-  REQUIRE(r.exit_status == 0);
-}
 
 const ChangeStamp kStamp{"feature", "2026-11-29T15:00:00Z"};
 

@@ -14,6 +14,7 @@
 #include "gates/process.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
+#include "tests/gates/git_repo.hpp"
 #include "tests/sanitized.hpp"
 #include "tests/test_data.hpp"
 
@@ -99,21 +100,13 @@ TEST_CASE("gate --timed-only: no merge-base build when the merge-base is HEAD wi
   // A checkout on main whose HEAD is the merge-base: the gate must run this binary on both sides
   // (a fresh clone of main spent 336 s building itself before the rule).
   const auto dir = test::scratch_dir("gates_timed_cli_clean_base");
-  auto git = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {"git", "-c", "user.name=gate-test", "-c", "user.email=gate-test@example.invalid",
-                                     "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const auto r = gates::run_process(argv, dir);
-    INFO("git " << args.front() << ": " << r.err);
-    REQUIRE(r.exit_status == 0);
-  };
   write_file_atomic(dir / "suites.json", kSuiteConfig);
   write_file_atomic(dir / "gate8.json", gate_config((dir / "suites.json").string(), "[8]"));
   std::filesystem::create_directories(dir / "b");
   write_file_atomic(dir / "b" / "README", "baselines\n");
-  git({"init", "-q"});
-  git({"add", "-A"});
-  git({"commit", "-q", "-m", "base"});
+  test::git(dir, {"init", "-q"});
+  test::git(dir, {"add", "-A"});
+  test::git(dir, {"commit", "-q", "-m", "base"});
   const auto cache = dir / "gate-base";
   const auto res = gates::run_process({exe, "gate", "--config", "gate8.json", "--timed-only", "--target-branch", "main",
                                        "--base-cache-dir", cache.string(), "--baselines-dir", "b", "--store", "store"},

@@ -87,30 +87,24 @@ TEST_CASE("atlas-bench diff picks a record of the same kind and says which; reco
   if (!have_exe()) return;
   const auto store = atlas::test::scratch_dir("cli_diff_pick");
   const std::string c1 = "eeee000000000000000000000000000000000000", c2 = "ffff000000000000000000000000000000000000";
-  auto base = atlas::test::sample_record(c1, "2026-11-29T10:00:00Z");
-  base.config["target_name"] = "engine:cpu";
-  base.run_id = "base";
-  atlas::records::write_to_store(base, store);
+  // A sample record of `commit` at `time` for `target`, with run id `id`.
+  auto record = [](const std::string& commit, const char* time, const char* target, const char* id) {
+    auto rec = atlas::test::sample_record(commit, time);
+    rec.config["target_name"] = target;
+    rec.run_id = id;
+    return rec;
+  };
+  atlas::records::write_to_store(record(c1, "2026-11-29T10:00:00Z", "engine:cpu", "base"), store);
   // Newer records of the same commit that must not be picked: a planted-slowdown run, a
   // nightly shard, another target.
-  auto hooked = atlas::test::sample_record(c1, "2026-11-29T10:01:00Z");
-  hooked.config["target_name"] = "engine:cpu";
+  auto hooked = record(c1, "2026-11-29T10:01:00Z", "engine:cpu", "hooked");
   hooked.config["target"] = {{"options", {{"backend", {{"inject_decode_delay_us", 300}}}}}};
-  hooked.run_id = "hooked";
   atlas::records::write_to_store(hooked, store);
-  auto cuda = atlas::test::sample_record(c1, "2026-11-29T10:02:00Z");
-  cuda.config["target_name"] = "engine:cuda";
-  cuda.run_id = "cuda";
-  atlas::records::write_to_store(cuda, store);
-  auto shard = atlas::test::sample_record(c1, "2026-11-29T10:03:00Z");
-  shard.config["target_name"] = "engine:cpu";
+  atlas::records::write_to_store(record(c1, "2026-11-29T10:02:00Z", "engine:cuda", "cuda"), store);
+  auto shard = record(c1, "2026-11-29T10:03:00Z", "engine:cpu", "shard");
   shard.verdicts = {{"shard", {{"index", 1}, {"count", 3}}}};
-  shard.run_id = "shard";
   atlas::records::write_to_store(shard, store);
-  auto cand = atlas::test::sample_record(c2, "2026-11-29T11:00:00Z");
-  cand.config["target_name"] = "engine:cpu";
-  cand.run_id = "cand";
-  atlas::records::write_to_store(cand, store);
+  atlas::records::write_to_store(record(c2, "2026-11-29T11:00:00Z", "engine:cpu", "cand"), store);
 
   auto r = run("diff eeee ffff --benchmarks-dir '" + store.string() + "' --format json 2>&1");
   CHECK(r.rc == 0);
