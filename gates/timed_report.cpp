@@ -20,9 +20,9 @@ std::string pct(double x, bool sign = true) {
 
 std::string interval(const records::PairedVerdict& v) {
   if (v.rounds == 0) return "-";
-  char conf[32];
-  std::snprintf(conf, sizeof conf, " at %.4g%%", 100 * v.confidence);
-  return "[" + pct(v.ci_lo) + ", " + pct(v.ci_hi) + "]" + conf;
+  char out[112];  // pct() gives at most 31 characters
+  std::snprintf(out, sizeof out, "[%s, %s] at %.4g%%", pct(v.ci_lo).c_str(), pct(v.ci_hi).c_str(), 100 * v.confidence);
+  return out;
 }
 
 std::string value(const std::optional<double>& v, const std::string& unit) {

@@ -381,7 +381,7 @@ TEST_CASE("atlas-bench run: flags the run would ignore are usage errors naming t
     MESSAGE("skipped: ATLAS_BENCH_EXE or stories260K missing");
     return;
   }
-  const std::string run = "'" + std::string(bench_env) + "' run --model '" + atlas::test::stories_bin().string() +
+  const std::string run = std::string("'") + bench_env + "' run --model '" + atlas::test::stories_bin().string() +
                           "' --tokenizer '" + atlas::test::stories_tok().string() + "' --no-store";
   // Port 9 (discard): every check below comes before any request.
   const std::string endpoint = " --endpoint http://127.0.0.1:9/v1";

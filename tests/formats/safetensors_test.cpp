@@ -295,7 +295,7 @@ TEST_CASE("safetensors: aliasing, overlapping, gapped and trailing data_offsets 
     const std::uint64_t n = hs.size();
     std::memcpy(b.data(), &n, 8);
     atlas::write_file_atomic(file, b + hs + good.substr(8 + hlen));
-    const std::string offs = "[" + std::to_string(k[0].get<std::uint64_t>()) + "," + std::to_string(k[1].get<std::uint64_t>()) + "]";
+    const std::string offs = k.dump();  // [begin,end]
     CHECK_ERROR(dir, "model.safetensors: safetensors tensor 'model.layers.0.self_attn.v_proj.weight': data_offsets " + offs +
                          " overlap tensor 'model.layers.0.self_attn.k_proj.weight' " + offs);
   }

@@ -129,7 +129,9 @@ std::vector<Hostile> hostile_requests() {
   v.push_back({"deep object nesting", [=](int) {
                  std::string b = R"({"model": "stories", "messages": [{"role": "user", "content": )";
                  for (int k = 0; k < 50000; ++k) b += R"({"a":)";
-                 b += "1" + std::string(50000, '}') + "}]}";
+                 b += '1';
+                 b.append(50000, '}');
+                 b += "}]}";
                  return post(chat, b);
                }});
   v.push_back({"invalid UTF-8", [=](int i) {
@@ -222,7 +224,7 @@ TEST_CASE("atlas-serve binary: 1,000 hostile requests each get a 4xx or a closed
   }
   for (const auto& [name, by_status] : outcomes) {
     std::string line;
-    for (const auto& [s, n] : by_status) line += " " + (s == 0 ? std::string("closed") : std::to_string(s)) + " x" + std::to_string(n);
+    for (const auto& [s, n] : by_status) line.append(" ").append(s == 0 ? "closed" : std::to_string(s)).append(" x").append(std::to_string(n));
     MESSAGE(name << ":" << line);
   }
   CHECK(bad_outcomes == 0);
