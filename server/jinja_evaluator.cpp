@@ -83,6 +83,7 @@ class Evaluator {
           V* ns = lookup_ref(n.targets[0]);
           if (!ns || !ns->is_object()) type_error(n.line, "cannot set attribute of '" + n.targets[0] + "' (not a namespace)");
           (*ns)[n.targets[1]] = std::move(v);
+          check_value_size(*ns, n.line, "a namespace");  // ns.a = namespace(b=ns.a) nests a level per pass
         } else {
           scopes_.back()[n.targets[0]] = std::move(v);
         }
@@ -380,6 +381,7 @@ class Evaluator {
       if (fn == "namespace") {
         V ns = V::object();
         for (const auto& [k, x] : e.kwargs) ns[k] = eval(*x);
+        check_value_size(ns, e.line, "a namespace");
         return ns;
       }
       if (fn == "range") {
@@ -450,11 +452,13 @@ class Evaluator {
       case Expr::list: {
         V out = V::array();
         for (const auto& x : e.args) out.push_back(eval(*x));
+        check_value_size(out, e.line, "a list");  // [a, a] doubles and [a] nests through every level
         return out;
       }
       case Expr::dict: {
         V out = V::object();
         for (std::size_t i = 0; i + 1 < e.args.size(); i += 2) out[to_text(eval(*e.args[i]))] = eval(*e.args[i + 1]);
+        check_value_size(out, e.line, "a dict");
         return out;
       }
     }

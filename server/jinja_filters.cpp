@@ -10,8 +10,11 @@ V apply_filter(const std::string& f, const V& v, const FilterArg& arg, int line)
   if (f == "trim") return strip_chars(to_text(v), kWs, true, true);
   if (f == "tojson") {
     V ind = arg("indent", 0, nullptr);
+    // indent x depth spaces per line: 2000000000 asked for terabytes (and overflowed int).
+    if (ind.is_number_integer() && ind.get<long long>() > kMaxTojsonIndent)
+      fail(line, "tojson indent " + ind.dump() + " is too large (at most " + std::to_string(kMaxTojsonIndent) + ")");
     std::string out;
-    dump_python_json(v, ind.is_number_integer() ? static_cast<int>(ind.get<long long>()) : -1, 0, out);
+    dump_python_json(v, ind.is_number_integer() ? static_cast<int>(std::max(ind.get<long long>(), -1LL)) : -1, 0, out);
     return out;
   }
   if (f == "length" || f == "count") {
@@ -53,7 +56,10 @@ V apply_filter(const std::string& f, const V& v, const FilterArg& arg, int line)
     const std::string sep = to_text(arg("d", 0, ""));
     std::string out;
     if (v.is_array()) {
-      for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + to_text(v[i]);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        out += (i ? sep : "") + to_text(v[i]);  // checked as it grows: 10^6 items x a 16 MiB string
+        if (out.size() > kMaxValueText) fail(line, "join() builds more than " + std::to_string(kMaxValueText) + " bytes");
+      }
     }
     return out;
   }

@@ -1,6 +1,9 @@
 #include "server/jinja_value.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "server/error.hpp"
 
@@ -54,7 +57,26 @@ bool truthy(const V& v) {
   return !v.empty();
 }
 
+void check_value_size(const V& v, int line, const char* what) {
+  std::vector<std::pair<const V*, int>> todo{{&v, 0}};
+  std::size_t elements = 0, bytes = 0;
+  while (!todo.empty()) {
+    const auto [x, depth] = todo.back();
+    todo.pop_back();
+    if (depth > kMaxValueDepth) fail(line, std::string(what) + " nests deeper than " + std::to_string(kMaxValueDepth) + " levels");
+    if (++elements > kMaxValueElements) fail(line, std::string(what) + " has more than " + std::to_string(kMaxValueElements) + " elements");
+    if (x->is_string()) bytes += x->get_ref<const std::string&>().size();
+    if (x->is_object()) {
+      for (auto it = x->begin(); it != x->end(); ++it) todo.emplace_back(&*it, depth + 1);
+    } else if (x->is_array()) {
+      for (const auto& c : *x) todo.emplace_back(&c, depth + 1);
+    }
+    if (bytes > kMaxValueText) fail(line, std::string(what) + " holds more than " + std::to_string(kMaxValueText) + " bytes of text");
+  }
+}
+
 void dump_python_json(const V& v, int indent, int depth, std::string& out) {
+  if (out.size() > kMaxValueText) throw ServerError("chat template: tojson text longer than " + std::to_string(kMaxValueText) + " bytes");
   if (v.is_object() || v.is_array()) {
     const bool obj = v.is_object();
     out += obj ? '{' : '[';
@@ -143,6 +165,12 @@ std::string strip_chars(const std::string& s, const std::string& chars, bool lef
 
 std::string replace_all(const std::string& s, const std::string& from, const std::string& to) {
   if (from.empty()) return s;
+  if (to.size() > from.size()) {  // the result's size first: 'aaaa'.replace('a', a 16 MiB string)
+    std::size_t hits = 0;
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + from.size())) ++hits;
+    if (hits > 0 && (to.size() - from.size()) > (kMaxValueText - std::min(s.size(), kMaxValueText)) / hits)
+      throw ServerError("chat template: replace() would build more than " + std::to_string(kMaxValueText) + " bytes");
+  }
   std::string out;
   std::size_t pos = 0;
   for (std::size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {

@@ -30,7 +30,8 @@ std::string python_repr(const V& v);
 std::size_t utf8_length(const std::string& s);
 /// Python's str.strip/lstrip/rstrip(chars).
 std::string strip_chars(const std::string& s, const std::string& chars, bool left, bool right);
-/// Python's str.replace(from, to): every occurrence; an empty `from` changes nothing.
+/// Python's str.replace(from, to): every occurrence; an empty `from` changes nothing. Throws
+/// ServerError when the result would exceed kMaxValueText (checked before building it).
 std::string replace_all(const std::string& s, const std::string& from, const std::string& to);
 
 /// Python int arithmetic on 64-bit ints: jinja2's ints are unbounded, ours are not, so a result
@@ -39,6 +40,20 @@ std::string replace_all(const std::string& s, const std::string& from, const std
 long long int_op(char op, long long a, long long b, int line);  ///< op: + - * / (floor) % (Python's sign)
 /// int(d) for a float: truncates toward zero; NaN, inf and values outside int64 are errors.
 long long int_of(double d, int line);
+
+/// Bounds on one value a render builds, counted through every level (the evaluator's per-value
+/// check sees only the top level: `[a, a]` repeated 64 times doubled a value with two items into
+/// 2^64 elements, and `a = [a]` repeated nested it 100,000 deep for the recursive printers;
+/// found replaying public reports, issue 16). Same sizes as the evaluator's: 10^6 elements,
+/// 16 MiB of text; 512 levels (requests may nest 256).
+inline constexpr std::size_t kMaxValueElements = 1'000'000;
+inline constexpr std::size_t kMaxValueText = 16u << 20;
+inline constexpr int kMaxValueDepth = 512;
+inline constexpr long long kMaxTojsonIndent = 1024;
+
+/// Fails (line) when `v` nests deeper than kMaxValueDepth, holds more than kMaxValueElements
+/// elements or kMaxValueText bytes of strings, naming `what`. Iterative: safe on any value.
+void check_value_size(const V& v, int line, const char* what);
 
 /// The characters Python's str.strip() removes by default (ASCII whitespace).
 inline const std::string kWs = " \t\n\r\f\v";

@@ -146,6 +146,37 @@ TEST_CASE("chat template: a render that would hang or exhaust memory stops with 
                        "chat template line 1: a list or dict of more than 1000000 items", ServerError);
 }
 
+// Replayed public reports (docs/fuzzing.md, "Replay of public bug reports"): growth below the top
+// level of a value, which the per-expression size check does not see.
+TEST_CASE("chat template: values that double or nest below their top level, and tojson/replace/join blow-ups, stop with an error") {
+  const TemplateValue none = TemplateValue::object();
+  // [a, a] has two items at every step but 2^64 elements after 64 (ran out of memory).
+  CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=[1]) %}{% for i in range(64) %}{% set ns.a = [ns.a, ns.a] %}{% endfor %}", none),
+                       "chat template line 1: a list has more than 1000000 elements", ServerError);
+  // a = [a] 100,000 times: printing recursed once per level (hung copying, then overflowed the stack).
+  CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = [ns.a] %}{% endfor %}{{ ns.a }}", none),
+                       "chat template line 1: a namespace nests deeper than 512 levels", ServerError);
+  CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = {'k': ns.a} %}{% endfor %}", none),
+                       "chat template line 1: a namespace nests deeper than 512 levels", ServerError);
+  CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = namespace(b=ns.a) %}{% endfor %}", none),
+                       "chat template line 1: a namespace nests deeper than 512 levels", ServerError);
+  // indent x depth spaces per line (ran out of memory).
+  CHECK_THROWS_WITH_AS(render("{{ [[1]] | tojson(indent=2000000000) }}", none), "chat template line 1: tojson indent 2000000000 is too large (at most 1024)",
+                       ServerError);
+  // Results judged before they are built: 4,000 'a's each replaced by 16 KiB is 64 MiB.
+  CHECK_THROWS_WITH_AS(render("{% set ns = namespace(s='a', t='b') %}{% for i in range(12) %}{% set ns.s = ns.s ~ ns.s %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}"
+                              "{% for i in range(2) %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}{{ ns.s.replace('a', ns.t) }}",
+                              none),
+                       "chat template: replace() would build more than 16777216 bytes", ServerError);
+  CHECK_THROWS_WITH_AS(render("{% set ns = namespace(t='b') %}{% for i in range(20) %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}"
+                              "{{ range(100) | join(ns.t) }}",  // a 1 MiB separator 99 times
+                              none),
+                       "chat template line 1: join() builds more than 16777216 bytes", ServerError);
+  // Ordinary use is unaffected.
+  CHECK(render("{{ [[1, {'a': [2]}]] | tojson(indent=2) }}{{ 'abc'.replace('b', 'xyz') }}{{ ['a', 'b'] | join('-') }}", none) ==
+        "[\n  [\n    1,\n    {\n      \"a\": [\n        2\n      ]\n    }\n  ]\n]axyzca-b");
+}
+
 TEST_CASE("chat template: the fallback template renders turns, tools and tool calls") {
   const ChatTemplate t(atlas::server::fallback_chat_template());
   TemplateValue ctx = TemplateValue::parse(R"({
