@@ -302,6 +302,32 @@ def _():
     return model_gguf(cfg=cfg)
 
 
+@case("gguf-gpt2-empty-control", "llama.cpp vocab (control/user-defined token with empty text)", "gpt2 vocab, token_type 3 on ''", "gguf")
+def _():
+    toks = [bytes([b]).decode("latin-1") for b in range(256)] + [""]
+    kv = [("tokenizer.ggml.model", "str", "gpt2"), ("tokenizer.ggml.tokens", "arr:str", toks),
+          ("tokenizer.ggml.token_type", "arr:i32", [1] * 256 + [3]), ("tokenizer.ggml.merges", "arr:str", [])]
+    return model_gguf(kvs=kv, vocab=257)
+
+
+@case("gguf-shape-mismatch", "llama.cpp check_tensor_dims (tensor shape vs hparams)", "attn_q of [8, 4]", "gguf")
+def _():
+    t = [(n, ne if n != "blk.0.attn_q.weight" else [DIM, 4], d) for n, ne, d in ms.model_tensors("llama", DIM, HID, LAY, HEADS, KVH, len(SPM_TOKENS), "F32")]
+    return model_gguf(tensors=t)
+
+
+@case("gguf-missing-tensor", "llama.cpp (missing tensor)", "no blk.0.ffn_up.weight", "gguf")
+def _():
+    t = [x for x in ms.model_tensors("llama", DIM, HID, LAY, HEADS, KVH, len(SPM_TOKENS), "F32") if x[0] != "blk.0.ffn_up.weight"]
+    return model_gguf(tensors=t)
+
+
+@case("gguf-kv-gt-heads", "llama.cpp hparams (n_head_kv > n_head)", "head_count 2, head_count_kv 4", "gguf")
+def _():
+    cfg = [k if not k[0].endswith("head_count_kv") else (k[0], "u32", 4) for k in ms.config_kvs("llama", DIM, HID, LAY, HEADS, KVH)]
+    return model_gguf(cfg=cfg)
+
+
 @case("gguf-ok", "control: a valid file", "tiny llama + SPM vocab", "gguf+generate")
 def _():
     return model_gguf()
@@ -500,6 +526,48 @@ def _(d):
 @case("dir-tok-config-not-object", "huggingface/transformers tokenizer_config.json", "tokenizer_config.json '[1]'", "dir")
 def _(d):
     llama_dir(d, vocab=300, tok=gpt2_tok(), tok_cfg="[1]")
+
+
+@case("dir-config-kv-gt-heads", "config.json num_key_value_heads > num_attention_heads", "num_key_value_heads 4 of 2", "dir")
+def _(d):
+    llama_dir(d, config_over={"num_key_value_heads": 4})
+
+
+@case("dir-config-vocab-mismatch", "transformers (vocab_size vs embed_tokens rows)", "vocab_size 32, embedding 16 rows", "dir")
+def _(d):
+    llama_dir(d)
+    with open(os.path.join(d, "config.json")) as f:
+        c = json.load(f)
+    c["vocab_size"] = 32
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(c, f)
+
+
+@case("dir-config-tie-string", "config.json tie_word_embeddings of the wrong type", "tie_word_embeddings \"yes\"", "dir")
+def _(d):
+    llama_dir(d, config_over={"tie_word_embeddings": "yes"})
+
+
+@case("dir-config-eps-nan", "config.json rms_norm_eps NaN", "rms_norm_eps NaN", "dir")
+def _(d):
+    llama_dir(d)
+    p = os.path.join(d, "config.json")
+    s = open(p).read().replace('"rms_norm_eps": 1e-05', '"rms_norm_eps": NaN')
+    open(p, "w").write(s)
+
+
+@case("dir-tok-vocab-dup-id", "huggingface/tokenizers (two pieces with one id)", "'a' and 'b' both id 97", "dir")
+def _(d):
+    t = gpt2_tok()
+    t["model"]["vocab"]["zz"] = 97
+    llama_dir(d, vocab=300, tok=t)
+
+
+@case("dir-tok-metaspace", "huggingface/tokenizers (SentencePiece-style BPE, Metaspace)", "pre_tokenizer Metaspace", "dir")
+def _(d):
+    t = gpt2_tok()
+    t["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first"}
+    llama_dir(d, vocab=300, tok=t)
 
 
 @case("dir-ok", "control: a valid directory", "tiny llama + GPT-2 style tokenizer.json", "dir")

@@ -429,8 +429,9 @@ std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
     if (!pre) key_error(f, "tokenizer.ggml.pre", "\"" + pre_name + "\" has no split rule here (supported: default, gpt2, llama-bpe, qwen2)");
     v.pre = *pre;
     for (std::size_t i = 0; i < types.size(); ++i) {
-      // llama.cpp token types: 3 control, 4 user-defined: matched as whole pieces in the text.
-      if (types[i] == 3 || types[i] == 4) v.added.push_back({tokens[i], static_cast<int>(i), types[i] == 3, false, false, false});
+      // llama.cpp token types: 3 control, 4 user-defined: matched as whole pieces in the text (an
+      // empty one can never match: it stays an ordinary id that decodes to nothing).
+      if ((types[i] == 3 || types[i] == 4) && !tokens[i].empty()) v.added.push_back({tokens[i], static_cast<int>(i), types[i] == 3, false, false, false});
     }
     for (const auto& m : string_array(f, "tokenizer.ggml.merges")) {
       const auto sp = m.find(' ', 1);
@@ -446,7 +447,11 @@ std::shared_ptr<const Tokenizer> gguf_tokenizer(const GgufFile& f) {
       if (a.content == "<|im_end|>" || a.content == "<|endoftext|>" || a.content == "<|eot_id|>" || a.content == "<|eom_id|>") v.extra_stop_ids.push_back(a.id);
     }
     v.tokens = std::move(tokens);
-    return make_bpe_tokenizer(std::move(v));
+    try {
+      return make_bpe_tokenizer(std::move(v));
+    } catch (const EngineError& e) {
+      throw EngineError(f.path.string() + ": " + e.what());
+    }
   }
   key_error(f, "tokenizer.ggml.model", "\"" + kind + "\" is not supported (supported: llama, gpt2)");
 }

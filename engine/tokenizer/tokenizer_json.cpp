@@ -143,6 +143,10 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file, int max_ids) {
     if (idj.get<long long>() >= id_limit) bad(file, "model.vocab[\"" + piece + "\"]", id_error(idj.get<long long>()));
     const auto id = static_cast<std::size_t>(idj.get<long long>());
     if (id >= v.tokens.size()) v.tokens.resize(id + 1);
+    // One id, one piece: a second piece on an id would replace the first, whose text then
+    // encodes as nothing (its bytes have no token left).
+    if (!v.tokens[id].empty())
+      bad(file, "model.vocab[\"" + piece + "\"]", "id " + std::to_string(id) + " is also the id of " + brief(json(v.tokens[id])));
     v.tokens[id] = piece;
   }
   const json& merges = model["merges"];

@@ -134,6 +134,18 @@ struct TinyLlama {
                                               {"tokenizer.ggml.unknown_token_id", 0}};
   std::string alias;  ///< "a=b": tensor a at b's offset
   bool empty_key = false;
+  bool gpt2 = false;  ///< a byte-level BPE vocabulary (tokens, token_type; no scores) instead
+
+  /// The 256 byte pieces of GPT-2's byte-to-unicode map, then one control token with empty text.
+  void use_gpt2_with_empty_control() {
+    gpt2 = true;
+    tokens.clear();
+    for (int b = 0; b < 256; ++b) tokens.push_back(byte_to_unicode(static_cast<unsigned char>(b)));
+    tokens.push_back("");
+    types.assign(256, 1);
+    types.push_back(3);
+    vocab = 257;
+  }
 
   std::string bytes() const {
     GgufBuilder g;
@@ -146,11 +158,13 @@ struct TinyLlama {
     g.u32("llama.context_length", context);
     g.f32("llama.attention.layer_norm_rms_epsilon", eps);
     if (empty_key) g.u32("", 1);
-    g.str("tokenizer.ggml.model", "llama");
+    g.str("tokenizer.ggml.model", gpt2 ? "gpt2" : "llama");
     g.strs("tokenizer.ggml.tokens", tokens);
-    g.f32s("tokenizer.ggml.scores", scores);
+    if (!gpt2) g.f32s("tokenizer.ggml.scores", scores);
     g.i32s("tokenizer.ggml.token_type", types);
-    for (const auto& [k, v] : ids) g.u32(k, v);
+    if (gpt2) g.strs("tokenizer.ggml.merges", {});
+    if (!gpt2)
+      for (const auto& [k, v] : ids) g.u32(k, v);
     const std::int64_t d = dim, hd = dim / heads, h = kHidden;
     g.tensors = {{"token_embd.weight", {d, vocab}, ""}, {"output_norm.weight", {d}, ""}};
     for (int l = 0; l < layers; ++l) {
@@ -243,6 +257,18 @@ TEST_CASE("replay GGUF: vocabulary arrays with values outside the format are rej
     CHECK(load_error(write("gguf-eos", "bad.gguf", t.bytes())).find("bad.gguf: GGUF metadata key 'tokenizer.ggml.eos_token_id': missing or none") !=
           std::string::npos);
   }
+}
+
+// llama.cpp keeps control tokens whose text is empty (padding, unused slots); our BPE builder
+// refused them ("added token '' has id 256", without the file), failing the whole load.
+TEST_CASE("replay GGUF: a byte-level vocabulary with an empty control token loads; the token decodes to nothing") {
+  TinyLlama t;
+  t.use_gpt2_with_empty_control();
+  const Model m = load_model(write("gguf-gpt2-empty", "ok.gguf", t.bytes()));
+  REQUIRE(m.tokenizer != nullptr);
+  CHECK(m.tokenizer->vocab_size() == 257);
+  CHECK(m.tokenizer->token_bytes(-1, 256).empty());
+  CHECK(m.tokenizer->encode("ab", false) == std::vector<int>{'a', 'b'});  // token i is byte i
 }
 
 TEST_CASE("replay GGUF: an empty key (llama.cpp#24263) and a non-finite epsilon are rejected") {
@@ -427,6 +453,15 @@ TEST_CASE("replay directories: a merge of tokens not in the vocabulary and a tok
   atlas::write_file_atomic(dir / "tokenizer.json", gpt2_tokenizer().dump());
   atlas::write_file_atomic(dir / "tokenizer_config.json", "[1]");
   CHECK(dir_error(dir).find("tokenizer_config.json: (top level): expected an object, got [1]") != std::string::npos);
+}
+
+// Two pieces on one id: the second replaced the first, whose text then encoded as nothing.
+TEST_CASE("replay directories: two tokenizer.json pieces with one id are rejected, naming both") {
+  const auto dir = llama_dir("dir-dup-id", 300);
+  nlohmann::json t = gpt2_tokenizer();
+  t["model"]["vocab"]["zz"] = 97;  // 'a' is 97 as well (nlohmann reads keys in order: "a" first)
+  atlas::write_file_atomic(dir / "tokenizer.json", t.dump());
+  CHECK(dir_error(dir).find("tokenizer.json: model.vocab[\"zz\"]: id 97 is also the id of \"a\"") != std::string::npos);
 }
 
 TEST_CASE("replay directories: an index naming a shard that is not there names the index field") {
