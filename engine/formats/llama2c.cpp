@@ -202,6 +202,20 @@ std::optional<std::uintmax_t> llama2c_legacy_expected_size(const std::filesystem
   }
 }
 
+std::optional<std::string> llama2c_legacy_header_problem(const std::filesystem::path& model) {
+  std::ifstream in(model, std::ios::binary);
+  std::vector<char> head(kLegacyHeaderBytes);
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (static_cast<std::size_t>(in.gcount()) < kLegacyHeaderBytes) return std::nullopt;
+  try {
+    parse_header("", head);
+  } catch (const EngineError& e) {
+    std::string what = e.what();
+    return what.starts_with(": ") ? what.substr(2) : what;
+  }
+  return std::nullopt;
+}
+
 bool looks_like_llama2c(const std::filesystem::path& model) {
   std::ifstream in(model, std::ios::binary);
   std::vector<char> magic(4);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "engine/model.hpp"
 #include "engine/tokenizer/tokenizer.hpp"
@@ -35,5 +36,10 @@ std::optional<std::uintmax_t> llama2c_legacy_expected_size(const std::filesystem
 /// True when the file starts like a llama2.c checkpoint we can parse (the ak42 magic, or a
 /// plausible legacy header whose implied size equals the file size).
 bool looks_like_llama2c(const std::filesystem::path& model);
+
+/// Why the first 28 bytes of `model` are not a valid legacy llama2.c header ("header field dim =
+/// 0 is invalid (must be in [1, 65536])"), or nullopt when they are (or the file is shorter).
+/// For the error of a file no loader recognises: a legacy header has no magic to identify it.
+std::optional<std::string> llama2c_legacy_header_problem(const std::filesystem::path& model);
 
 }  // namespace atlas::engine

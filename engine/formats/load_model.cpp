@@ -70,7 +70,11 @@ Model load_model(const std::filesystem::path& path, const LoadOptions& opts) {
     throw EngineError(s + ": truncated llama2.c checkpoint? its header implies " + std::to_string(*want) +
                       " bytes, the file has " + std::to_string(std::filesystem::file_size(path)));
   } else {
-    throw EngineError(s + ": not a model file: no \"GGUF\" magic, and no llama2.c header (ak42 magic, or a legacy header matching the file size)");
+    // A legacy llama2.c header has no magic: say what its fields would be wrong about (dims 0 or
+    // negative, heads not dividing dim), so a corrupt checkpoint is not just "not a model".
+    const auto why = llama2c_legacy_header_problem(path);
+    throw EngineError(s + ": not a model file: no \"GGUF\" magic, and no llama2.c header (ak42 magic, or a legacy header matching the file size)" +
+                      (why ? "; read as a legacy llama2.c header: " + *why : std::string()));
   }
   m.source.path = path;
   return m;

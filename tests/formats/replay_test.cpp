@@ -487,3 +487,19 @@ TEST_CASE("replay llama2.c tokenizer: a NaN score is rejected naming the token")
   }
   CHECK_THROWS_WITH_AS(load_llama2c_tokenizer(write("tok-nan", "tok.bin", b), 4), doctest::Contains("tok.bin: token 3 score is NaN"), EngineError);
 }
+
+// karpathy/llama2.c: a legacy checkpoint has no magic, so a header with dim 0 or n_heads 0 was
+// reported only as "not a model file"; the error now says which field is wrong.
+TEST_CASE("replay llama2.c: a legacy header with a zero or inconsistent field names the field in the not-a-model error") {
+  auto legacy = [](std::vector<std::int32_t> fields) {
+    std::string b;
+    for (auto f : fields) append(b, f);
+    return b + std::string(64, '\0');
+  };
+  CHECK(load_error(write("l2c-dim", "m.bin", legacy({0, 16, 1, 2, 1, 16, 8})))
+            .find("m.bin: not a model file: no \"GGUF\" magic, and no llama2.c header (ak42 magic, or a legacy header matching the file size); "
+                  "read as a legacy llama2.c header: header field dim = 0 is invalid (must be in [1, 65536])") != std::string::npos);
+  CHECK(load_error(write("l2c-heads", "m.bin", legacy({8, 16, 1, 0, 1, 16, 8}))).find("header field n_heads = 0 is invalid") != std::string::npos);
+  CHECK(load_error(write("l2c-div", "m.bin", legacy({8, 16, 1, 3, 1, 16, 8}))).find("header field n_heads = 3 does not divide dim = 8") !=
+        std::string::npos);
+}
