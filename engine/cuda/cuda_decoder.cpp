@@ -70,6 +70,10 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   const ModelConfig& c = model.config;
   if (opts_.max_seq <= 0) opts_.max_seq = c.max_seq_len;
   if (opts_.max_seq <= 0) throw EngineError("cuda backend: max_seq_len must be > 0");
+  // bucket_for doubles an int from 256 up to max_seq: beyond 2^30 it overflowed (a model file
+  // claiming context_length 2^31 - 1 whose small KV cache fits on an H200 would spin there).
+  if (opts_.max_seq > (1 << 30))
+    throw EngineError("cuda backend: max_seq_len " + std::to_string(opts_.max_seq) + " is above 2^30; pass a smaller --max-seq-len");
   if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0 || c.n_heads / c.n_kv_heads > 8)
     throw EngineError("cuda backend: n_heads/n_kv_heads must be an integer <= 8, got " + std::to_string(c.n_heads) +
                       "/" + std::to_string(c.n_kv_heads));

@@ -177,6 +177,8 @@ BpeVocab read_tokenizer_json(const std::filesystem::path& file, int max_ids) {
       }
     }
   }
+  if (j.contains("added_tokens") && !j["added_tokens"].is_null() && !j["added_tokens"].is_array())
+    bad(file, "added_tokens", "expected a list, got " + brief(j["added_tokens"]));  // was skipped: the special tokens silently lost
   if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
     const json& added = j["added_tokens"];
     for (std::size_t i = 0; i < added.size(); ++i) {

@@ -444,12 +444,16 @@ TEST_CASE("replay directories: tokenizer ids beyond the model's vocabulary are r
   }
 }
 
-TEST_CASE("replay directories: a merge of tokens not in the vocabulary and a tokenizer_config.json that is no object are rejected") {
+TEST_CASE("replay directories: a merge of tokens not in the vocabulary, added_tokens that is no list and a tokenizer_config.json that is no object are rejected") {
   const auto dir = llama_dir("dir-merge", 300);
   nlohmann::json t = gpt2_tokenizer();
   t["model"]["merges"].push_back("qq zz");  // huggingface/tokenizers: MergeTokenOutOfVocabulary
   atlas::write_file_atomic(dir / "tokenizer.json", t.dump());
   CHECK(dir_error(dir).find("tokenizer.json: model.merges[1]: \"qq zz\": token \"qq\" is not in model.vocab") != std::string::npos);
+  nlohmann::json obj = gpt2_tokenizer();
+  obj["added_tokens"] = {{"id", 257}, {"content", "<|endoftext|>"}};  // an object, not a list: the special tokens were skipped
+  atlas::write_file_atomic(dir / "tokenizer.json", obj.dump());
+  CHECK(dir_error(dir).find("tokenizer.json: added_tokens: expected a list, got {") != std::string::npos);
   atlas::write_file_atomic(dir / "tokenizer.json", gpt2_tokenizer().dump());
   atlas::write_file_atomic(dir / "tokenizer_config.json", "[1]");
   CHECK(dir_error(dir).find("tokenizer_config.json: (top level): expected an object, got [1]") != std::string::npos);
