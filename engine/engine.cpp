@@ -28,15 +28,15 @@ const Tokenizer& Engine::tokenizer() {
   if (!model_->tokenizer) {
     // Say where the loader looked, so the fix (a file beside the model, or --tokenizer) is clear.
     const ModelSource& src = model_->source;
-    // --tokenizer is honoured by llama2.c files (tok*.bin) and safetensors directories
-    // (tokenizer.json) only, so only they are told to use it.
+    // --tokenizer is honoured by llama2.c files (tok*.bin), GGUF files and safetensors directories
+    // (tokenizer.json); presets have none to replace.
     std::string looked, fix;
     if (src.format == "llama2c") {
       looked = "no tokenizer.bin or tok*.bin beside " + src.path.string();
       fix = "; give one with --tokenizer FILE";
     } else if (src.format == "gguf") {
       looked = src.path.string() + " carries no tokenizer.ggml.* metadata";
-      fix = "; a GGUF file must embed its tokenizer";
+      fix = "; give one with --tokenizer FILE (a tokenizer.json or a llama2.c tokenizer.bin)";
     } else if (src.format == "safetensors") {
       looked = "no tokenizer.json in " + src.path.string();
       fix = "; give one with --tokenizer FILE (a tokenizer.json)";

@@ -151,7 +151,7 @@ class Model {
 struct LoadOptions {
   int max_seq_len = 0;            ///< 0: the model's own context length
   /// llama2.c: tok*.bin; safetensors directory: a tokenizer.json; empty = look beside the model.
-  /// GGUF files carry their own tokenizer and ignore it.
+  /// GGUF: replaces the file's own tokenizer (a tokenizer.json, else a llama2.c tokenizer file).
   std::filesystem::path tokenizer_path;
 };
 

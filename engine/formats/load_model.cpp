@@ -8,6 +8,8 @@
 #include "engine/formats/llama2c.hpp"
 #include "engine/formats/presets.hpp"
 #include "engine/formats/safetensors.hpp"
+#include "engine/tokenizer/bpe.hpp"
+#include "engine/tokenizer/spm.hpp"
 #include "engine/model.hpp"
 
 namespace atlas::engine {
@@ -61,6 +63,14 @@ Model load_model(const std::filesystem::path& path, const LoadOptions& opts) {
   Model m;
   if (starts_with_gguf(path)) {
     m = load_gguf(path, opts);
+    // --tokenizer wins over the file's own tokenizer, as for safetensors directories (it was
+    // silently ignored for GGUF files: issue 16 replay): a tokenizer.json, else a llama2.c
+    // tokenizer file read for the model's vocab_size. Its ids must fit the embedding.
+    if (!opts.tokenizer_path.empty()) {
+      m.tokenizer = opts.tokenizer_path.extension() == ".json" ? load_tokenizer_json(opts.tokenizer_path, m.config.vocab_size)
+                                                               : load_llama2c_tokenizer(opts.tokenizer_path, m.config.vocab_size);
+      m.source.metadata["tokenizer"] = opts.tokenizer_path.string();
+    }
   } else if (looks_like_llama2c(path)) {
     const auto tok = opts.tokenizer_path.empty() ? find_llama2c_tokenizer(path) : opts.tokenizer_path;
     m = load_llama2c(path, tok, opts);

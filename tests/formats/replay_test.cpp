@@ -507,3 +507,35 @@ TEST_CASE("replay llama2.c: a legacy header with a zero or inconsistent field na
   CHECK(load_error(write("l2c-div", "m.bin", legacy({8, 16, 1, 3, 1, 16, 8}))).find("header field n_heads = 3 does not divide dim = 8") !=
         std::string::npos);
 }
+
+// Issue 16 named --tokenizer ignored for safetensors directories; the replay found it ignored for
+// GGUF files as well (silently: the file's own tokenizer was used). It now replaces it.
+TEST_CASE("replay GGUF: LoadOptions::tokenizer_path replaces the file's tokenizer (a tokenizer.json or a llama2.c tokenizer)") {
+  const auto gguf = write("gguf-tokenizer-option", "m.gguf", TinyLlama{}.bytes());
+  const auto dir = gguf.parent_path();
+  atlas::write_file_atomic(dir / "tokenizer.json", gpt2_tokenizer().dump());
+  LoadOptions o;
+  o.tokenizer_path = dir / "tokenizer.json";
+  const Model m = load_model(gguf, o);
+  REQUIRE(m.tokenizer != nullptr);
+  CHECK(m.tokenizer->vocab_size() == 258);  // the tokenizer.json's, not the file's 264
+  CHECK(m.tokenizer->encode(" h", false) == std::vector<int>{256});
+  CHECK(m.source.metadata.at("tokenizer") == o.tokenizer_path.string());
+  // A llama2.c tokenizer file is read for the model's vocab_size (264 entries: this one has 4).
+  std::string tok;
+  append<std::int32_t>(tok, 8);
+  for (const char* p : {"<unk>", "\n<s>\n", "\n</s>\n", " a"}) {
+    append<float>(tok, 0.0f);
+    append<std::int32_t>(tok, static_cast<std::int32_t>(std::strlen(p)));
+    tok += p;
+  }
+  atlas::write_file_atomic(dir / "tok4.bin", tok);
+  o.tokenizer_path = dir / "tok4.bin";
+  CHECK_THROWS_WITH_AS(load_model(gguf, o), doctest::Contains("tok4.bin: truncated at byte 54 reading token 4 score (file has 54 bytes)"), EngineError);
+  // Ids beyond the embedding are refused as for directories.
+  o.tokenizer_path = dir / "tokenizer.json";
+  nlohmann::json big = gpt2_tokenizer();
+  big["added_tokens"][0]["id"] = 300;
+  atlas::write_file_atomic(dir / "tokenizer.json", big.dump());
+  CHECK_THROWS_WITH_AS(load_model(gguf, o), doctest::Contains("added_tokens[0].id: id 300 is beyond the model's vocabulary (vocab_size 264)"), EngineError);
+}

@@ -117,7 +117,7 @@ const RegisterCommand reg{Command{
     [](CLI::App& sub, const GlobalOptions&) -> std::function<int()> {
       auto o = std::make_shared<GenerateOptions>();
       sub.add_option("--model", o->model, "Model file (llama2.c .bin, GGUF), directory (safetensors) or preset:<name>[@seed]")->required();
-      sub.add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory (default: beside the model)");
+      sub.add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory; for a GGUF file either one replaces its own (default: beside the model / in the file)");
       sub.add_option("--prompt", o->prompt, "Prompt text (BOS is prepended when the model uses one)");
       sub.add_option("--max-tokens", o->max_tokens, "New tokens to generate at most")->check(CLI::NonNegativeNumber);
       sub.add_option("--temperature", o->temperature, "Sampling temperature (0 = greedy)")->check(CLI::NonNegativeNumber);

@@ -289,7 +289,7 @@ const RegisterCommand kRun{{
                      "ttft | agentic | decode-anatomy | bfcl | load | instructions | all, or a comma list (default: "
                      "all = the first four; load when --concurrency/--rate is given)");
       sub.add_option("--model", a->model, "Model file (default <data-dir>/models/stories260K/stories260K.bin)");
-      sub.add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory (default: beside the model)");
+      sub.add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory; for a GGUF file either one replaces its own (default: beside the model / in the file)");
       CLI::Option* backend =
           sub.add_option("--backend", a->backend, "cpu | cuda (in process only)")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
       CLI::Option* threads = sub.add_option("--threads", a->threads, "CPU threads (0: all; env ATLAS_THREADS; in process only)");
