@@ -570,6 +570,13 @@ def _(d):
     llama_dir(d, vocab=300, tok=t)
 
 
+@case("dir-tok-added-not-list", "transformers tokenizer files (added_tokens of the wrong type)", "added_tokens an object", "dir")
+def _(d):
+    t = gpt2_tok()
+    t["added_tokens"] = {"id": 257, "content": "<|endoftext|>"}
+    llama_dir(d, vocab=300, tok=t)
+
+
 @case("dir-ok", "control: a valid directory", "tiny llama + GPT-2 style tokenizer.json", "dir")
 def _(d):
     llama_dir(d, vocab=300, tok=gpt2_tok())
@@ -743,6 +750,17 @@ def _():
 @case("jinja-runtime-deep", "value nested 100,000 deep at run time (printing recurses)", "a = [a] 100,000 times, printed", "jinja")
 def _():
     return b"{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = [ns.a] %}{% endfor %}{{ ns.a }}"
+
+
+@case("jinja-replace-blowup", "replace() blow-up", "'a' * 4096 .replace('a', 16 KiB)", "jinja")
+def _():
+    return (b"{% set ns = namespace(s='a', t='b') %}{% for i in range(12) %}{% set ns.s = ns.s ~ ns.s %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}"
+            b"{% for i in range(2) %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}{{ ns.s.replace('a', ns.t) }}")
+
+
+@case("jinja-join-blowup", "join() blow-up", "range(100) | join(1 MiB separator)", "jinja")
+def _():
+    return b"{% set ns = namespace(t='b') %}{% for i in range(20) %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}{{ range(100) | join(ns.t) }}"
 
 
 @case("jinja-ok", "control: a real template", "qwen2.5-style loop", "jinja")
