@@ -90,6 +90,13 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
         const std::size_t idx = call.contains("index") && call["index"].is_number_unsigned()
                                     ? call["index"].get<std::size_t>()
                                     : tool_calls_.size() - (tool_calls_.empty() ? 0 : 1);
+        // Calls fill the list up to their index: a hostile index (8,200,576,419,795 from
+        // fuzz_sse_stream) would allocate until the process is killed.
+        if (idx >= kMaxStreamToolCalls) {
+          fail("SSE event #" + std::to_string(events_) + ": tool_calls index " + std::to_string(idx) + " is beyond " +
+               std::to_string(kMaxStreamToolCalls) + " calls");
+          return;
+        }
         while (tool_calls_.size() <= idx) {
           tool_calls_.push_back({{"id", ""}, {"type", "function"}, {"function", {{"name", ""}, {"arguments", ""}}}});
         }

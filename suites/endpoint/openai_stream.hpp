@@ -41,6 +41,10 @@ struct StreamUsage {
   int cached_tokens = 0;  ///< usage.prompt_tokens_details.cached_tokens (0 when absent)
 };
 
+/// The most tool calls one streamed response may carry (`delta.tool_calls[].index` below this):
+/// calls are merged into a list up to their index, so the index is bounded before it allocates.
+inline constexpr std::size_t kMaxStreamToolCalls = 1024;
+
 class OpenAiStreamReader {
  public:
   /// Consumes one event received at `t_ns` in the client's wake-up `wake` (0: unknown). After

@@ -55,6 +55,16 @@ TEST_CASE("stream reader: tool-call deltas merge by index") {
   CHECK(r.chunks().size() == 4);  // each tool-call delta is a token-bearing event
 }
 
+TEST_CASE("stream reader: a tool-call index beyond 1024 calls is a stream error, not an allocation (fuzz_sse_stream)") {
+  OpenAiStreamReader r;
+  feed(r, R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1023,"id":"c","function":{"name":"f"}}]}}]})", 1);
+  CHECK(r.error().empty());
+  CHECK(r.tool_calls().size() == 1024);
+  feed(r, R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":8200576419795,"function":{"arguments":"{}"}}]}}]})", 2);
+  CHECK(r.error() == "SSE event #2: tool_calls index 8200576419795 is beyond 1024 calls");
+  CHECK(r.tool_calls().size() == 1024);
+}
+
 TEST_CASE("stream reader: malformed events are clear errors") {
   OpenAiStreamReader a;
   feed(a, "{not json", 1);
