@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "common/json_depth.hpp"
+#include "server/ordered_json_parse.hpp"
 
 namespace atlas::server {
 
@@ -90,8 +91,9 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
   // recurses once per level and would overflow the handler thread's stack.
   if (json_nesting_depth(body, kMaxJsonNesting) > kMaxJsonNesting)
     throw bad_request("request body nests arrays/objects deeper than " + std::to_string(kMaxJsonNesting) + " levels", "", "invalid_json");
-  J j = J::parse(body, nullptr, false);
-  if (j.is_discarded()) throw bad_request("request body is not valid JSON", "", "invalid_json");
+  std::optional<J> parsed = parse_ordered_json(body);  // linear in the members of an object
+  if (!parsed) throw bad_request("request body is not valid JSON", "", "invalid_json");
+  const J& j = *parsed;
   if (!j.is_object()) throw bad_request("request body must be a JSON object, got " + type_name(j), "", "invalid_json");
   CompletionRequest r;
   r.chat = chat;
@@ -216,6 +218,17 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
       wrong_type("stop", "a string or an array of strings", *st);
     }
     std::erase_if(r.stop, [](const std::string& s) { return s.empty(); });
+  }
+  // Not applied by the sampler: a non-empty one is refused rather than silently ignored (the
+  // answer would not be what was asked). Checked on its size before anything else of it is
+  // read, so a body of a million entries costs no more than its JSON parse.
+  if (const J* lb = field(j, "logit_bias")) {
+    if (!lb->is_object()) wrong_type("logit_bias", "an object", *lb);
+    if (!lb->empty()) {
+      throw bad_request("'logit_bias' is not supported (got " + std::to_string(lb->size()) + " entries, first " +
+                            lb->begin().key().substr(0, 40) + ": " + lb->begin().value().dump().substr(0, 40) + ")",
+                        "logit_bias", "unsupported_value");
+    }
   }
   if (field(j, "ignore_eos")) r.ignore_eos = boolean(j, "ignore_eos");
   if (field(j, "return_token_ids")) r.return_token_ids = boolean(j, "return_token_ids");
