@@ -39,8 +39,13 @@ class CompletionRunner {
   /// deltas, the finish chunk, then a usage chunk when include_usage) and returns false when
   /// the client is gone (decoding then stops; the cached prefix stays usable). Returns the full
   /// response object (non-streaming), or the usage object (streaming). Throws ApiError (500)
-  /// for an engine failure.
-  nlohmann::json run(const PreparedRequest& p, const std::function<bool(const nlohmann::json&)>& emit);
+  /// for an engine failure. `client_gone`, when given, is asked every few milliseconds while
+  /// decoding (streaming or not); true stops decoding as a failed emit does (run() then returns
+  /// an empty object): a client that left must not keep the decode slot busy for up to
+  /// max_tokens, and a stream whose text is held back (stop strings, tool calls) emits nothing
+  /// that could fail.
+  nlohmann::json run(const PreparedRequest& p, const std::function<bool(const nlohmann::json&)>& emit,
+                     const std::function<bool()>& client_gone = {});
 
   /// Renders the chat prompt for `messages`/`tools` (exposed for tests).
   std::string render_chat(const CompletionRequest& req) const;

@@ -8,6 +8,7 @@
 
 #include "server/api_error.hpp"
 #include "server/error.hpp"
+#include "server/http_connection.hpp"
 #include "server/openai_request.hpp"
 
 namespace atlas::server {
@@ -15,7 +16,8 @@ namespace atlas::server {
 using nlohmann::json;
 
 struct Server::Http {
-  httplib::Server svr;
+  explicit Http(const ConnectionLimits& limits) : svr(limits) {}
+  HttpServer svr;
 };
 
 namespace {
@@ -47,7 +49,7 @@ struct StreamState {
 }  // namespace
 
 Server::Server(Generator& gen, ServerOptions opts)
-    : gen_(gen), opts_(std::move(opts)), queue_(opts_.queue_limit), http_(std::make_unique<Http>()) {
+    : gen_(gen), opts_(std::move(opts)), queue_(opts_.queue_limit), http_(std::make_unique<Http>(opts_.connections)) {
   if (opts_.queue_limit < 0) throw ServerError("--queue-limit must be >= 0, got " + std::to_string(opts_.queue_limit));
   if (opts_.served_model_name.empty()) throw ServerError("--served-model-name must not be empty");
   std::string source;
@@ -76,10 +78,12 @@ Server::~Server() {
   if (started_) stop();
 }
 
-ServerStats Server::stats() const { return {n_ok_.load(), n_rejected_.load(), n_bad_.load(), n_failed_.load()}; }
+ServerStats Server::stats() const {
+  return {n_ok_.load(), n_rejected_.load(), n_bad_.load(), n_failed_.load(), n_cancelled_.load(), http_->svr.peak_threads()};
+}
 
 void Server::install_routes() {
-  httplib::Server& svr = http_->svr;
+  HttpServer& svr = http_->svr;
   svr.set_tcp_nodelay(true);
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second
   // server bind the same port and silently share its connections.
@@ -88,19 +92,11 @@ void Server::install_routes() {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   svr.set_keep_alive_max_count(100000);
-  svr.set_keep_alive_timeout(2);
-  svr.set_read_timeout(60);
-  svr.set_write_timeout(60);
   svr.set_payload_max_length(opts_.max_body_bytes);
-  // Enough HTTP threads for every admitted request plus a few for /health and rejections, so
-  // a full queue answers 429 at once instead of leaving connections unaccepted. httplib takes
-  // ownership of the pool it is handed.
-  // httplib gives each connection a thread until it closes, so a client that stalls mid-request
-  // holds one for up to read_timeout; 64 keep /health and rejections answering with dozens of
-  // stalled clients (issue 16's burst test holds 32; 8 threads starved /health). Idle threads cost
-  // only address space.
-  const std::size_t threads = static_cast<std::size_t>(std::max(64, opts_.queue_limit + 6));
-  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Connections: a thread each, on demand, up to connections.max_connections, and a deadline per
+  // request phase (http_connection.hpp). The former fixed pool of 64 threads with httplib's
+  // 60 s per-read timeout was starved by 65 slow clients; a client dripping its headers a byte
+  // at a time held its thread for hours (issue 16).
 
   // Judge Content-Length before httplib reads the body: for a length over the limit it reads and
   // discards that many bytes before answering 413, and for one that never arrives it waits
@@ -127,6 +123,7 @@ void Server::install_routes() {
     reply_error(res, e);
     // The unread body must not be taken for the next request on this connection.
     if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");
+    HttpServer::close_current_after_response();
     return httplib::Server::HandlerResponse::Handled;
   });
 
@@ -208,7 +205,12 @@ void Server::install_routes() {
       if (!p.req.stream) {
         ticket->wait_turn();
         try {
-          json body = runner_->run(p, [](const json&) { return true; });
+          json body = runner_->run(p, [](const json&) { return true; }, HttpServer::current_client_gone);
+          if (body.empty()) {  // the client left while it decoded: nothing to answer
+            ++n_cancelled_;
+            res.status = 499;  // nginx's "client closed request"; the write fails anyway
+            return;
+          }
           ++n_ok_;
           reply(res, 200, body);
         } catch (const ApiError& e) {
@@ -230,7 +232,11 @@ void Server::install_routes() {
           return sink.write(ev.data(), ev.size());
         };
         try {
-          runner_->run(state->prepared, write_event);
+          if (runner_->run(state->prepared, write_event, HttpServer::current_client_gone).empty()) {
+            ++n_cancelled_;  // the client left mid-stream; decoding stopped
+            state->ticket.reset();
+            return false;
+          }
           ++n_ok_;
         } catch (const ApiError& e) {
           ++n_failed_;
@@ -250,7 +256,7 @@ void Server::install_routes() {
 
 int Server::start() {
   if (started_) return port_;
-  httplib::Server& svr = http_->svr;
+  HttpServer& svr = http_->svr;
   if (opts_.port == 0) {
     port_ = svr.bind_to_any_port(opts_.host);
   } else {
@@ -260,6 +266,7 @@ int Server::start() {
     throw ServerError("cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) +
                       " (address in use, or not a local address)");
   }
+  svr.set_backlog(SOMAXCONN);
   started_ = true;
   listener_ = std::thread([this] { http_->svr.listen_after_bind(); });
   // httplib's stop() is a no-op until the accept loop has started: wait for it, so that a
@@ -279,6 +286,7 @@ void Server::stop() {
     std::cerr << "atlas-serve: drain timeout (" << opts_.drain_timeout_ms << " ms) with " << queue_.admitted()
               << " requests still in flight; closing\n";
   }
+  http_->svr.close_connections();  // idle keep-alive and slow clients: their waits end now
   http_->svr.stop();
   if (listener_.joinable()) listener_.join();
   stopped_ = true;

@@ -19,6 +19,7 @@
 #include "server/completion.hpp"
 #include "server/decode_queue.hpp"
 #include "server/generator.hpp"
+#include "server/connection_limits.hpp"
 
 namespace atlas::server {
 
@@ -30,6 +31,7 @@ struct ServerOptions {
   std::size_t max_body_bytes = 16u << 20;  ///< larger bodies get 413
   std::string chat_template;               ///< template source; "" = the model's, else the fallback
   int drain_timeout_ms = 60000;            ///< stop(): longest wait for in-flight requests
+  ConnectionLimits connections;            ///< deadlines per request phase, connection cap
 };
 
 struct ServerStats {
@@ -37,6 +39,8 @@ struct ServerStats {
   std::uint64_t rejected = 0;    ///< 429 (queue full) and 503 (draining)
   std::uint64_t bad = 0;         ///< 4xx other than 429
   std::uint64_t failed = 0;      ///< 500
+  std::uint64_t cancelled = 0;   ///< completions whose client left while they decoded (decoding stopped)
+  std::size_t peak_connection_threads = 0;  ///< most connections served at once (a thread each)
 };
 
 class Server {
@@ -77,7 +81,7 @@ class Server {
   std::mutex stop_mu_;
   std::condition_variable stopped_cv_;
   bool stopped_ = false;
-  std::atomic<std::uint64_t> n_ok_{0}, n_rejected_{0}, n_bad_{0}, n_failed_{0};
+  std::atomic<std::uint64_t> n_ok_{0}, n_rejected_{0}, n_bad_{0}, n_failed_{0}, n_cancelled_{0};
 };
 
 }  // namespace atlas::server

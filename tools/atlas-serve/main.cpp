@@ -1,6 +1,7 @@
 // atlas-serve: an OpenAI-compatible HTTP server over one atlas engine (server/server.hpp).
 //   atlas-serve --model PATH [--host 127.0.0.1] [--port N] [--served-model-name NAME]
 //               [--queue-limit N] [--backend cpu|cuda] [--chat-template FILE]
+//               [--request-timeout S] [--keep-alive-timeout S] [--write-timeout S] [--max-connections N]
 // Prints "atlas-serve: listening on http://HOST:PORT/v1 ..." once it accepts connections
 // (--port 0 picks a free port). SIGINT/SIGTERM drain in-flight requests, then exit 0.
 // Exit 3 on a usage or input error (bad model file, port in use).
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 
@@ -34,8 +36,36 @@ int main(int argc, char** argv) {
   app.add_option("--max-seq-len", gen_opts.max_seq_len, "KV cache capacity in tokens; 0 = the model's")->capture_default_str();
   app.add_option("--threads", gen_opts.threads, "CPU backend threads; 0 = all")->capture_default_str();
   app.add_option("--chat-template", template_file, "Jinja chat template file (overrides the model's)");
+  // Slow and hostile clients (server/connection_limits.hpp, docs/serving.md): deadlines per
+  // request phase, in seconds, and the connection cap.
+  auto& lim = srv_opts.connections;
+  double request_timeout_s = lim.header_timeout_ms / 1000.0, keep_alive_s = lim.idle_timeout_ms / 1000.0,
+         write_timeout_s = lim.write_timeout_ms / 1000.0;
+  app.add_option("--request-timeout", request_timeout_s,
+                 "Seconds a client has to send a request's headers, and again its body (plus 1 s per 64 KiB received); then the connection closes")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  app.add_option("--keep-alive-timeout", keep_alive_s, "Seconds an open connection may wait idle for its next request")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  app.add_option("--write-timeout", write_timeout_s, "Seconds a response write may make no progress (a client not reading) before the connection closes")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  app.add_option("--max-connections", lim.max_connections,
+                 "Connections served at once (a thread each); more wait for one to close")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
   srv_opts.served_model_name.clear();
   CLI11_PARSE(app, argc, argv);
+  lim.header_timeout_ms = lim.body_timeout_ms = static_cast<int>(request_timeout_s * 1000.0 + 0.5);
+  lim.idle_timeout_ms = static_cast<int>(keep_alive_s * 1000.0 + 0.5);
+  lim.write_timeout_ms = static_cast<int>(write_timeout_s * 1000.0 + 0.5);
+  // Each connection is a descriptor: let the soft limit reach the hard one (often 1,024 of
+  // 524,288), as servers do, so that --max-connections is not cut short by EMFILE.
+  if (rlimit nofile{}; ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &nofile);
+  }
 
   // Signals are taken by sigwait() below, never by a handler: block them before any thread
   // starts so that every server thread inherits the mask.
@@ -62,6 +92,8 @@ int main(int argc, char** argv) {
     const auto st = server.stats();
     std::cout << "atlas-serve: stopped (" << st.requests << " completed, " << st.rejected << " rejected, " << st.bad
               << " bad requests, " << st.failed << " failed)" << std::endl;
+    std::cout << "atlas-serve: " << st.cancelled << " completions stopped because their client left; at most "
+              << st.peak_connection_threads << " connections served at once" << std::endl;
     return 0;
   } catch (const atlas::Error& e) {
     std::cerr << "atlas-serve: error: " << e.what() << "\n";

@@ -1,0 +1,19 @@
+#pragma once
+// atlas-serve's limits on how long a client may take to send a request and how many
+// connections are served at once (server/http_connection.hpp applies them; issue 16).
+#include <cstddef>
+
+namespace atlas::server {
+
+struct ConnectionLimits {
+  int idle_timeout_ms = 5000;                 ///< wait for a request's first byte (keep-alive, and after accept)
+  int header_timeout_ms = 10000;              ///< request line + headers, from their first byte
+  std::size_t max_header_bytes = 64u << 10;   ///< request line + headers; more closes the connection
+  int body_timeout_ms = 10000;                ///< body, from the end of the headers ...
+  std::size_t min_body_rate = 64u << 10;      ///< ... plus 1 s per this many bytes received (bytes/s)
+  int write_timeout_ms = 10000;               ///< a response write without progress this long fails
+  std::size_t max_connections = 1024;         ///< connections served at once (a thread each)
+  int thread_idle_exit_ms = 2000;             ///< an idle connection thread exits after this long
+};
+
+}  // namespace atlas::server
