@@ -52,6 +52,13 @@ Server::Server(Generator& gen, ServerOptions opts)
     : gen_(gen), opts_(std::move(opts)), queue_(opts_.queue_limit), http_(std::make_unique<Http>(opts_.connections)) {
   if (opts_.queue_limit < 0) throw ServerError("--queue-limit must be >= 0, got " + std::to_string(opts_.queue_limit));
   if (opts_.served_model_name.empty()) throw ServerError("--served-model-name must not be empty");
+  if (const ConnectionLimits& l = opts_.connections; l.idle_timeout_ms <= 0 || l.header_timeout_ms <= 0 || l.body_timeout_ms <= 0 ||
+                                                      l.write_timeout_ms <= 0 || l.max_connections == 0 || l.max_header_bytes < 1024) {
+    throw ServerError("connection limits must be positive (timeouts in ms, max_connections) and max_header_bytes >= 1024; got idle " +
+                      std::to_string(l.idle_timeout_ms) + ", header " + std::to_string(l.header_timeout_ms) + ", body " +
+                      std::to_string(l.body_timeout_ms) + ", write " + std::to_string(l.write_timeout_ms) + ", max_connections " +
+                      std::to_string(l.max_connections) + ", max_header_bytes " + std::to_string(l.max_header_bytes));
+  }
   std::string source;
   if (!opts_.chat_template.empty()) {
     source = opts_.chat_template;

@@ -21,6 +21,7 @@
 
 #include <doctest/doctest.h>
 
+#include "server/error.hpp"
 #include "server/server.hpp"
 #include "tests/server/fake_generator.hpp"
 
@@ -262,6 +263,16 @@ TEST_CASE("slow clients: a client that leaves mid-request frees the decode slot 
     CHECK(freed < 500);
     CHECK(f.server->stats().cancelled == cancelled_before + 1);
   }
+}
+
+TEST_CASE("slow clients: connection limits that are not positive are a ServerError naming them") {
+  FakeGenerator gen;
+  ServerOptions opts;
+  opts.connections.header_timeout_ms = 0;
+  CHECK_THROWS_WITH_AS(Server(gen, opts), doctest::Contains("header 0"), atlas::server::ServerError);
+  opts.connections.header_timeout_ms = 1000;
+  opts.connections.max_connections = 0;
+  CHECK_THROWS_WITH_AS(Server(gen, opts), doctest::Contains("max_connections 0"), atlas::server::ServerError);
 }
 
 #endif
