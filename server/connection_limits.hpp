@@ -14,6 +14,11 @@ struct ConnectionLimits {
   int write_timeout_ms = 10000;               ///< a response write without progress this long fails
   std::size_t max_connections = 1024;         ///< connections served at once (a thread each)
   int thread_idle_exit_ms = 2000;             ///< an idle connection thread exits after this long
+  /// Under pressure (max_connections reached, connections waiting for a thread) the idle and
+  /// request deadlines shrink to these, so that slow clients give their threads back within
+  /// about a second and the waiting connections (/health among them) are served.
+  int pressure_idle_ms = 250;
+  int pressure_request_ms = 1000;
 };
 
 }  // namespace atlas::server

@@ -5,12 +5,14 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/select.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <system_error>
 
@@ -18,10 +20,32 @@
 
 namespace atlas::server {
 
+// ---- Pressure ----------------------------------------------------------------------------
+
+Pressure::Pressure() {
+  fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd_ < 0) throw ServerError(std::string("cannot create an eventfd: ") + std::strerror(errno));
+}
+
+Pressure::~Pressure() { ::close(fd_); }
+
+void Pressure::raise() {
+  if (on_.exchange(true)) return;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(fd_, &one, sizeof one);
+}
+
+void Pressure::lower() {
+  if (!on_.exchange(false)) return;
+  std::uint64_t v = 0;
+  [[maybe_unused]] const ssize_t n = ::read(fd_, &v, sizeof v);  // drains: no longer readable
+}
+
 // ---- ConnectionPool ----------------------------------------------------------------------
 
-ConnectionPool::ConnectionPool(std::size_t max_threads, std::chrono::milliseconds idle_exit, std::atomic<std::size_t>& peak)
-    : max_threads_(std::max<std::size_t>(1, max_threads)), idle_exit_(idle_exit), peak_(peak) {}
+ConnectionPool::ConnectionPool(std::size_t max_threads, std::chrono::milliseconds idle_exit, std::atomic<std::size_t>& peak,
+                               Pressure& pressure)
+    : max_threads_(std::max<std::size_t>(1, max_threads)), idle_exit_(idle_exit), peak_(peak), pressure_(pressure) {}
 
 ConnectionPool::~ConnectionPool() { shutdown(); }
 
@@ -57,8 +81,11 @@ void ConnectionPool::enqueue(std::function<void()> fn) {
     std::size_t seen = peak_.load();
     while (threads_.size() > seen && !peak_.compare_exchange_weak(seen, threads_.size())) {
     }
+  } else {
+    // Every thread is busy and the cap is reached: the job waits for a free thread, and the
+    // connections in slow phases get short deadlines until none waits (Pressure).
+    pressure_.raise();
   }
-  // else every thread is busy and the cap is reached: the job waits for a free thread.
 }
 
 void ConnectionPool::work(std::list<std::thread>::iterator self) {
@@ -74,6 +101,7 @@ void ConnectionPool::work(std::list<std::thread>::iterator self) {
     }
     std::function<void()> fn = std::move(jobs_.front());
     jobs_.pop_front();
+    if (jobs_.empty()) pressure_.lower();
     lock.unlock();
     fn();
     fn = nullptr;  // the connection's state is released outside the lock
@@ -121,18 +149,20 @@ void ip_and_port(const sockaddr_storage& a, std::string& ip, int& port) {
 }
 }  // namespace
 
-DeadlineStream::DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd)
-    : fd_(fd), limits_(limits), wake_fd_(wake_fd), buf_(16u << 10) {}
+DeadlineStream::DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure)
+    : fd_(fd), limits_(limits), wake_fd_(wake_fd), pressure_(pressure), buf_(16u << 10) {}
 
 DeadlineStream::Clock::time_point DeadlineStream::deadline() const {
   using std::chrono::milliseconds;
+  const bool pressed = pressure_ != nullptr && pressure_->on();
+  auto ms = [&](int normal, int under_pressure) { return milliseconds(pressed ? std::min(normal, under_pressure) : normal); };
   switch (phase_) {
-    case Phase::idle: return phase_start_ + milliseconds(limits_.idle_timeout_ms);
-    case Phase::headers: return phase_start_ + milliseconds(limits_.header_timeout_ms);
+    case Phase::idle: return phase_start_ + ms(limits_.idle_timeout_ms, limits_.pressure_idle_ms);
+    case Phase::headers: return phase_start_ + ms(limits_.header_timeout_ms, limits_.pressure_request_ms);
     case Phase::body: {
       // mod_reqtimeout's MinRate: every min_body_rate bytes received buy one more second.
       const auto credit = std::chrono::duration<double>(static_cast<double>(phase_bytes_) / static_cast<double>(std::max<std::size_t>(1, limits_.min_body_rate)));
-      return phase_start_ + milliseconds(limits_.body_timeout_ms) + std::chrono::duration_cast<Clock::duration>(credit);
+      return phase_start_ + ms(limits_.body_timeout_ms, limits_.pressure_request_ms) + std::chrono::duration_cast<Clock::duration>(credit);
     }
   }
   return phase_start_;
@@ -145,12 +175,16 @@ bool DeadlineStream::wait_readable() const {
       deadline_hit_ = true;
       return false;
     }
-    pollfd p[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    const int n = ::poll(p, wake_fd_ >= 0 ? 2 : 1, clamp_ms(left));
+    // Without pressure, its eventfd wakes us when it rises (the deadline then shrinks); under
+    // pressure it stays readable, so it is left out.
+    const bool watch_pressure = pressure_ != nullptr && !pressure_->on();
+    pollfd p[3] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {watch_pressure ? pressure_->fd() : -1, POLLIN, 0}};
+    const int n = ::poll(p, 3, clamp_ms(left));  // a negative fd is ignored
     if (n < 0 && errno != EINTR) return false;
     if (n <= 0) continue;  // interrupted or the deadline: the loop re-checks
-    if (wake_fd_ >= 0 && (p[1].revents & POLLIN)) return false;  // the server is stopping
-    if (p[0].revents != 0) return true;                          // data, EOF or an error: recv says which
+    if (p[1].revents & POLLIN) return false;  // the server is stopping
+    if (p[0].revents != 0) return true;       // data, EOF or an error: recv says which
+    // else the pressure rose: the loop recomputes the deadline
   }
 }
 
@@ -253,7 +287,7 @@ HttpServer::HttpServer(ConnectionLimits limits) : limits_(limits) {
   set_read_timeout(std::max(1, limits_.header_timeout_ms / 1000));
   set_write_timeout(std::max(1, limits_.write_timeout_ms / 1000));
   new_task_queue = [this] {
-    return new ConnectionPool(limits_.max_connections, std::chrono::milliseconds(limits_.thread_idle_exit_ms), peak_threads_);
+    return new ConnectionPool(limits_.max_connections, std::chrono::milliseconds(limits_.thread_idle_exit_ms), peak_threads_, pressure_);
   };
 }
 
@@ -281,7 +315,7 @@ void HttpServer::close_current_after_response() {
 bool HttpServer::process_and_close_socket(socket_t sock) {
   bool ret = false;
   {
-    DeadlineStream strm(sock, limits_, wake_[0]);
+    DeadlineStream strm(sock, limits_, wake_[0], &pressure_);
     t_stream = &strm;
     std::size_t count = keep_alive_max_count_;
     while (svr_sock_ != INVALID_SOCKET && count > 0 && strm.wait_for_request()) {

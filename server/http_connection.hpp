@@ -37,12 +37,31 @@
 
 namespace atlas::server {
 
+/// Raised while connections wait for a thread (the pool is at max_connections); its eventfd is
+/// readable exactly while it is raised, so that connections waiting with long deadlines wake and
+/// shorten them. raise() and lower() are called under the pool's lock.
+class Pressure {
+ public:
+  Pressure();
+  ~Pressure();
+  Pressure(const Pressure&) = delete;
+  Pressure& operator=(const Pressure&) = delete;
+  void raise();
+  void lower();
+  bool on() const { return on_.load(std::memory_order_acquire); }
+  int fd() const { return fd_; }
+
+ private:
+  std::atomic<bool> on_{false};
+  int fd_ = -1;
+};
+
 /// httplib's TaskQueue with a thread per queued connection, up to `max_threads`; beyond that,
 /// jobs wait FIFO. Threads idle for `idle_exit` exit. shutdown() runs the queued jobs and joins.
 class ConnectionPool final : public httplib::TaskQueue {
  public:
   /// `peak` records the most threads alive at once (it outlives the pool, which httplib owns).
-  ConnectionPool(std::size_t max_threads, std::chrono::milliseconds idle_exit, std::atomic<std::size_t>& peak);
+  ConnectionPool(std::size_t max_threads, std::chrono::milliseconds idle_exit, std::atomic<std::size_t>& peak, Pressure& pressure);
   ~ConnectionPool() override;
   void enqueue(std::function<void()> fn) override;
   void shutdown() override;
@@ -61,6 +80,7 @@ class ConnectionPool final : public httplib::TaskQueue {
   std::size_t idle_ = 0;
   bool shutdown_ = false;
   std::atomic<std::size_t>& peak_;
+  Pressure& pressure_;
 };
 
 /// One connection's socket as an httplib::Stream whose reads obey the current phase's deadline
@@ -69,7 +89,7 @@ class DeadlineStream final : public httplib::Stream {
  public:
   using Clock = std::chrono::steady_clock;
   /// `wake_fd` becomes readable when the server stops: every wait then ends.
-  DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd);
+  DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure = nullptr);
 
   /// Waits up to idle_timeout for the next request's first byte; false on timeout, EOF, error
   /// or stop. Then starts the header phase.
@@ -104,6 +124,7 @@ class DeadlineStream final : public httplib::Stream {
   int fd_;
   const ConnectionLimits& limits_;
   int wake_fd_;
+  const Pressure* pressure_;
   Phase phase_ = Phase::idle;
   Clock::time_point phase_start_{};
   std::size_t phase_bytes_ = 0;  // bytes handed to httplib in this phase
@@ -139,6 +160,7 @@ class HttpServer final : public httplib::Server {
 
   ConnectionLimits limits_;
   int wake_[2] = {-1, -1};
+  Pressure pressure_;
   std::atomic<std::size_t> peak_threads_{0};
 };
 

@@ -184,6 +184,30 @@ TEST_CASE("slow clients: 200 stalled or dripping connections do not delay /healt
   for (int i = 3; i < kSlow; i += 4) CHECK_MESSAGE(slow[i]->got.rfind("HTTP/1.1 400", 0) == 0, slow[i]->got.substr(0, 60));
 }
 
+TEST_CASE("slow clients: beyond max_connections the slow ones get short deadlines, so /health waits about a second, not the request timeout") {
+  Fixture f;
+  f.opts.connections.max_connections = 40;
+  f.opts.connections.header_timeout_ms = f.opts.connections.body_timeout_ms = f.opts.connections.idle_timeout_ms = 5000;
+  f.start();
+  // 100 slow clients for 40 threads: 60 connections wait. Under pressure the idle and request
+  // deadlines shrink to 250 ms and 1 s, so the 40 threads turn over within a second or so; with
+  // the 5 s deadlines alone /health would wait 5 s and more.
+  std::vector<std::unique_ptr<Raw>> slow;
+  for (int i = 0; i < 100; ++i) {
+    slow.push_back(std::make_unique<Raw>(f.port));
+    if (i % 2) slow.back()->send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the attackers are queued first
+  long long worst = 0;
+  for (int k = 0; k < 3; ++k) {
+    const auto [status, ms] = health(f.port, 8000);
+    CHECK(status == 200);
+    worst = std::max(worst, ms);
+  }
+  MESSAGE("/health with 100 slow clients and 40 connection threads: worst " << worst << " ms");
+  CHECK(worst < 2500);
+}
+
 TEST_CASE("slow clients: a header flood is cut off at 64 KiB instead of being stored") {
   Fixture f;
   f.start();
