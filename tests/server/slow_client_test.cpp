@@ -205,7 +205,9 @@ TEST_CASE("slow clients: beyond max_connections the slow ones get short deadline
     worst = std::max(worst, ms);
   }
   MESSAGE("/health with 100 slow clients and 40 connection threads: worst " << worst << " ms");
-  CHECK(worst < 2500);
+  // Measured 1.2 s; the bound leaves room for a loaded sanitizer run and still fails without
+  // the pressure deadlines (the 5 s deadlines alone: no answer in 8 s).
+  CHECK(worst < 4000);
 }
 
 TEST_CASE("slow clients: a header flood is cut off at 64 KiB instead of being stored") {
