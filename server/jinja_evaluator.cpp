@@ -13,14 +13,18 @@ namespace {
 // What one render may do. A chat template comes from a model file, so a loop nest that multiplies
 // (`range(10**6)` twice) or a string that doubles on every iteration must end in an error, not a
 // hang or an out-of-memory kill. Real chat templates render kilobytes in a few thousand steps.
-constexpr std::size_t kMaxItems = 1'000'000;  ///< elements of any list or dict, range() length, loop items
-constexpr std::size_t kMaxText = 16u << 20;   ///< bytes of any string, and of the rendered output
-/// Work units per render: one per expression evaluated, statement run and loop iteration, plus one
-/// per 64 bytes or elements of each value an expression produces (so big values cost what they
-/// weigh). A unit is about 1 us of CPU, so the bound stops a render after ~1-2 s (measured:
-/// `range(10**6)` nested twice fails in 1.8 s on the 2-core box); 2,000 turns with 20 tools
-/// through Qwen2.5's real template cost between 10^5 and 4 x 10^5 (chat_template_test).
+constexpr std::size_t kMaxItems = kMaxValueElements;  ///< range() length, loop items, a list's or dict's top level
+constexpr std::size_t kMaxText = kMaxValueText;       ///< bytes of any string, and of the rendered output
+/// Work units per render: one per expression evaluated and statement run, kIterationUnits per loop
+/// iteration, plus one per 64 bytes or elements of each value an expression produces (so big
+/// values cost what they weigh). A unit is about 1 us of CPU (several under ASan), so the bound
+/// stops a render after about a second; 2,000 turns with 20 tools through Qwen2.5's real template
+/// stay below 10^6 (chat_template_test).
 constexpr std::size_t kMaxWork = 2'000'000;
+/// A loop iteration builds a scope and a 9-entry `loop` object: ~2 us here, ~10 us under ASan, so
+/// it costs 32 units (an empty nested loop of 10^5 x 10^5 ran 11 s in the sanitized fuzz build at
+/// 1 unit per iteration).
+constexpr std::size_t kIterationUnits = 32;
 
 class Evaluator {
  public:
@@ -83,7 +87,7 @@ class Evaluator {
           V* ns = lookup_ref(n.targets[0]);
           if (!ns || !ns->is_object()) type_error(n.line, "cannot set attribute of '" + n.targets[0] + "' (not a namespace)");
           (*ns)[n.targets[1]] = std::move(v);
-          check_value_size(*ns, n.line, "a namespace");  // ns.a = namespace(b=ns.a) nests a level per pass
+          charge(check_value_size(*ns, n.line, "a namespace"), n.line);  // ns.a = namespace(b=ns.a) nests a level per pass
         } else {
           scopes_.back()[n.targets[0]] = std::move(v);
         }
@@ -128,7 +132,7 @@ class Evaluator {
     if (n.loop_filter) {
       std::vector<V> kept;
       for (const auto& item : items) {
-        charge(1, n.line);
+        charge(kIterationUnits, n.line);
         scopes_.push_back(V::object());
         bind(scopes_.back(), item);
         const bool keep = truthy(eval(*n.loop_filter));
@@ -143,7 +147,7 @@ class Evaluator {
     }
     const long long len = static_cast<long long>(items.size());
     for (long long i = 0; i < len; ++i) {
-      charge(1, n.line);
+      charge(kIterationUnits, n.line);
       scopes_.push_back(V::object());
       V& scope = scopes_.back();
       bind(scope, items[static_cast<std::size_t>(i)]);
@@ -381,7 +385,7 @@ class Evaluator {
       if (fn == "namespace") {
         V ns = V::object();
         for (const auto& [k, x] : e.kwargs) ns[k] = eval(*x);
-        check_value_size(ns, e.line, "a namespace");
+        charge(check_value_size(ns, e.line, "a namespace"), e.line);
         return ns;
       }
       if (fn == "range") {
@@ -452,13 +456,13 @@ class Evaluator {
       case Expr::list: {
         V out = V::array();
         for (const auto& x : e.args) out.push_back(eval(*x));
-        check_value_size(out, e.line, "a list");  // [a, a] doubles and [a] nests through every level
+        charge(check_value_size(out, e.line, "a list"), e.line);  // [a, a] doubles and [a] nests through every level
         return out;
       }
       case Expr::dict: {
         V out = V::object();
         for (std::size_t i = 0; i + 1 < e.args.size(); i += 2) out[to_text(eval(*e.args[i]))] = eval(*e.args[i + 1]);
-        check_value_size(out, e.line, "a dict");
+        charge(check_value_size(out, e.line, "a dict"), e.line);
         return out;
       }
     }

@@ -57,7 +57,7 @@ bool truthy(const V& v) {
   return !v.empty();
 }
 
-void check_value_size(const V& v, int line, const char* what) {
+std::size_t check_value_size(const V& v, int line, const char* what) {
   std::vector<std::pair<const V*, int>> todo{{&v, 0}};
   std::size_t elements = 0, bytes = 0;
   while (!todo.empty()) {
@@ -73,6 +73,7 @@ void check_value_size(const V& v, int line, const char* what) {
     }
     if (bytes > kMaxValueText) fail(line, std::string(what) + " holds more than " + std::to_string(kMaxValueText) + " bytes of text");
   }
+  return elements;
 }
 
 void dump_python_json(const V& v, int indent, int depth, std::string& out) {

@@ -46,14 +46,15 @@ long long int_of(double d, int line);
 /// 2^64 elements, and `a = [a]` repeated nested it 100,000 deep for the recursive printers;
 /// found replaying public reports, issue 16). Same sizes as the evaluator's: 10^6 elements,
 /// 16 MiB of text; 512 levels (requests may nest 256).
-inline constexpr std::size_t kMaxValueElements = 1'000'000;
+inline constexpr std::size_t kMaxValueElements = 1u << 18;  // 262,144: a 2,000-turn conversation holds ~2 x 10^4
 inline constexpr std::size_t kMaxValueText = 16u << 20;
 inline constexpr int kMaxValueDepth = 512;
 inline constexpr long long kMaxTojsonIndent = 1024;
 
 /// Fails (line) when `v` nests deeper than kMaxValueDepth, holds more than kMaxValueElements
 /// elements or kMaxValueText bytes of strings, naming `what`. Iterative: safe on any value.
-void check_value_size(const V& v, int line, const char* what);
+/// Returns the elements walked (the render charges them: the walk costs what the copy it checks did).
+std::size_t check_value_size(const V& v, int line, const char* what);
 
 /// The characters Python's str.strip() removes by default (ASCII whitespace).
 inline const std::string kWs = " \t\n\r\f\v";
