@@ -16,8 +16,8 @@ namespace {
 constexpr std::size_t kMaxItems = kMaxValueElements;  ///< range() length, loop items, a list's or dict's top level
 constexpr std::size_t kMaxText = kMaxValueText;       ///< bytes of any string, and of the rendered output
 /// Work units per render: one per expression evaluated and statement run, kIterationUnits per loop
-/// iteration, plus one per 64 bytes or elements of each value an expression produces (so big
-/// values cost what they weigh). A unit is about 1 us of CPU (several under ASan), so the bound
+/// iteration, plus one per 64 bytes of each string and one per element (through every level) of
+/// each list or dict an expression yields (values are copied, so big values cost what they weigh). A unit is about 1 us of CPU (several under ASan), so the bound
 /// stops a render after about a second; 2,000 turns with 20 tools through Qwen2.5's real template
 /// stay below 10^6 (chat_template_test).
 constexpr std::size_t kMaxWork = 2'000'000;
@@ -86,8 +86,10 @@ class Evaluator {
         if (n.targets.size() == 2) {
           V* ns = lookup_ref(n.targets[0]);
           if (!ns || !ns->is_object()) type_error(n.line, "cannot set attribute of '" + n.targets[0] + "' (not a namespace)");
+          // Only the assigned value: walking the whole namespace on every set made templates that
+          // accumulate into one quadratic (`namespace(b=ns.a)` is checked where it is built).
+          charge(check_value_size(v, n.line, "a namespace attribute"), n.line);
           (*ns)[n.targets[1]] = std::move(v);
-          charge(check_value_size(*ns, n.line, "a namespace"), n.line);  // ns.a = namespace(b=ns.a) nests a level per pass
         } else {
           scopes_.back()[n.targets[0]] = std::move(v);
         }
@@ -253,6 +255,7 @@ class Evaluator {
       if (l.is_array() && r.is_array()) {
         V out = l;
         for (const auto& x : r) out.push_back(x);
+        charge(check_value_size(out, e.line, "a list"), e.line);  // a + a doubles through every level
         return out;
       }
     }
@@ -411,6 +414,27 @@ class Evaluator {
     type_error(e.line, "unsupported call expression");
   }
 
+  /// The value a variable or an attribute chain of one (`message.content`, `loop.index0`) names,
+  /// without copying it; null when `e` is anything else or names nothing. Real templates index
+  /// `messages[loop.index0 - 1]` inside the loop over the messages: copying the whole list per
+  /// reference made that quadratic. Valid until the scopes change (not during an expression).
+  const V* find_ref(const Expr& e) const {
+    if (e.kind == Expr::var) {
+      for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+        auto f = it->find(e.name);
+        if (f != it->end()) return &*f;
+      }
+      return nullptr;
+    }
+    if (e.kind == Expr::attr) {
+      const V* obj = find_ref(*e.a);
+      if (!obj || !obj->is_object()) return nullptr;
+      auto it = obj->find(e.name);
+      return it == obj->end() ? nullptr : &*it;
+    }
+    return nullptr;
+  }
+
   /// eval_node, charged to the work budget; a string or container past the size limits fails here,
   /// where it was made, naming the template line.
   V eval(const Expr& e) {
@@ -420,8 +444,10 @@ class Evaluator {
       size = v.get_ref<const std::string&>().size();
       if (size > kMaxText) type_error(e.line, "a string longer than " + std::to_string(kMaxText) + " bytes");
     } else if (v.is_array() || v.is_object()) {
-      size = v.size();
-      if (size > kMaxItems) type_error(e.line, "a list or dict of more than " + std::to_string(kMaxItems) + " items");
+      if (v.size() > kMaxItems) type_error(e.line, "a list or dict of more than " + std::to_string(kMaxItems) + " items");
+      // Every level: a variable reference copies the whole value (a loop reading a big nested
+      // value would otherwise cost one unit per copy).
+      size = 64 * deep_elements(v, kMaxWork);  // a unit per element: copying one costs ~50 ns, ~1 us under ASan
     }
     charge(1 + size / 64, e.line);
     return v;
@@ -432,14 +458,21 @@ class Evaluator {
       case Expr::literal: return e.value;
       case Expr::var: return lookup(e.name);
       case Expr::attr: {
-        V obj = eval(*e.a);
-        if (obj.is_object()) {
-          auto it = obj.find(e.name);
-          return it == obj.end() ? undefined() : *it;
+        V copy;
+        const V* obj = find_ref(*e.a);
+        if (!obj) obj = &(copy = eval(*e.a));
+        if (obj->is_object()) {
+          auto it = obj->find(e.name);
+          return it == obj->end() ? undefined() : *it;
         }
         return undefined();
       }
-      case Expr::index: return subscript(eval(*e.a), eval(*e.b), e.line);
+      case Expr::index: {
+        V copy;
+        const V* obj = find_ref(*e.a);
+        if (!obj) obj = &(copy = eval(*e.a));
+        return subscript(*obj, eval(*e.b), e.line);
+      }
       case Expr::slice: return slice(eval(*e.a), e);
       case Expr::call: return call(e);
       case Expr::filter: return filter(e);

@@ -76,6 +76,20 @@ std::size_t check_value_size(const V& v, int line, const char* what) {
   return elements;
 }
 
+std::size_t deep_elements(const V& v, std::size_t cap) {
+  std::vector<const V*> todo{&v};
+  std::size_t n = 0;
+  while (!todo.empty() && n <= cap) {
+    const V* x = todo.back();
+    todo.pop_back();
+    ++n;
+    if (x->is_object() || x->is_array()) {
+      for (auto it = x->begin(); it != x->end(); ++it) todo.push_back(&*it);
+    }
+  }
+  return n;
+}
+
 void dump_python_json(const V& v, int indent, int depth, std::string& out) {
   if (out.size() > kMaxValueText) throw ServerError("chat template: tojson text longer than " + std::to_string(kMaxValueText) + " bytes");
   if (v.is_object() || v.is_array()) {

@@ -44,7 +44,7 @@ long long int_of(double d, int line);
 /// Bounds on one value a render builds, counted through every level (the evaluator's per-value
 /// check sees only the top level: `[a, a]` repeated 64 times doubled a value with two items into
 /// 2^64 elements, and `a = [a]` repeated nested it 100,000 deep for the recursive printers;
-/// found replaying public reports, issue 16). Same sizes as the evaluator's: 10^6 elements,
+/// found replaying public reports, issue 16). The evaluator uses the same sizes: 2^18 elements,
 /// 16 MiB of text; 512 levels (requests may nest 256).
 inline constexpr std::size_t kMaxValueElements = 1u << 18;  // 262,144: a 2,000-turn conversation holds ~2 x 10^4
 inline constexpr std::size_t kMaxValueText = 16u << 20;
@@ -55,6 +55,10 @@ inline constexpr long long kMaxTojsonIndent = 1024;
 /// elements or kMaxValueText bytes of strings, naming `what`. Iterative: safe on any value.
 /// Returns the elements walked (the render charges them: the walk costs what the copy it checks did).
 std::size_t check_value_size(const V& v, int line, const char* what);
+
+/// Elements of `v` through every level (1 for a scalar), counting stops past `cap`. Iterative.
+/// The render charges it for every container an expression yields: values are copied by value.
+std::size_t deep_elements(const V& v, std::size_t cap);
 
 /// The characters Python's str.strip() removes by default (ASCII whitespace).
 inline const std::string kWs = " \t\n\r\f\v";

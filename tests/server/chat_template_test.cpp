@@ -143,7 +143,20 @@ TEST_CASE("chat template: a render that would hang or exhaust memory stops with 
   CHECK_THROWS_WITH_AS(render("{% for i in range(17000) %}" + std::string(1000, 'x') + "{% endfor %}", none),
                        "chat template line 1: rendered text longer than 16777216 bytes", ServerError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}", none),
-                       "chat template line 1: a namespace has more than 262144 elements", ServerError);
+                       "chat template line 1: a list has more than 262144 elements", ServerError);
+  // Review of the same code: `a + a` doubled below the top level (one 1 MiB string per item), and
+  // a loop that only reads a big nested value copied it once per reference for one unit each.
+  const TemplateValue big = {{"s", std::string(1 << 20, 'x')}};
+  std::string doubling = "{% set a = [s] %}";
+  for (int i = 0; i < 12; ++i) doubling += "{% set a = a + a %}";
+  CHECK_THROWS_WITH_AS(render(doubling + "{{ a | length }}", big),
+                       "chat template line 1: a list holds more than 16777216 bytes of text", ServerError);
+  TemplateValue nested = TemplateValue::object();
+  nested["big"] = TemplateValue::array();
+  for (int i = 0; i < 4; ++i) nested["big"].push_back(TemplateValue(std::vector<int>(60000, 0)));
+  CHECK_THROWS_WITH_AS(render("{% for i in range(100000) %}{{ big | length }}{% endfor %}", nested),
+                       "chat template line 1: template rendering exceeded 2000000 steps (a loop that never ends in practice?)",
+                       ServerError);
 }
 
 // Replayed public reports (docs/fuzzing.md, "Replay of public bug reports"): growth below the top
@@ -155,9 +168,9 @@ TEST_CASE("chat template: values that double or nest below their top level, and 
                        "chat template line 1: a list has more than 262144 elements", ServerError);
   // a = [a] 100,000 times: printing recursed once per level (hung copying, then overflowed the stack).
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = [ns.a] %}{% endfor %}{{ ns.a }}", none),
-                       "chat template line 1: a namespace nests deeper than 512 levels", ServerError);
+                       "chat template line 1: a list nests deeper than 512 levels", ServerError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = {'k': ns.a} %}{% endfor %}", none),
-                       "chat template line 1: a namespace nests deeper than 512 levels", ServerError);
+                       "chat template line 1: a dict nests deeper than 512 levels", ServerError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = namespace(b=ns.a) %}{% endfor %}", none),
                        "chat template line 1: a namespace nests deeper than 512 levels", ServerError);
   // indent x depth spaces per line (ran out of memory).
