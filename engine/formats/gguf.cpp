@@ -591,14 +591,19 @@ Model load_gguf(const std::filesystem::path& path, const LoadOptions& opts) {
   const auto unused = assemble_weights(m, table, path);
   m.keep_alive(f.map);
 
-  m.tokenizer = gguf_tokenizer(f);
-  // llama.cpp requires token_embd's rows to equal the token count (check_tensor_dims); fewer
-  // tokens than rows is harmless (padded embeddings), more would embed ids past the table.
-  if (m.tokenizer && m.tokenizer->vocab_size() > c.vocab_size)
-    key_error(f, "tokenizer.ggml.tokens", std::to_string(m.tokenizer->vocab_size()) + " tokens, but token_embd.weight has only " +
-                                              std::to_string(c.vocab_size) + " rows (the model's vocab_size)");
-  // A synthetic model written by make-model gets back the byte-level tokenizer its preset had.
-  if (!m.tokenizer && f.find("atlas.preset") && c.vocab_size >= 259) m.tokenizer = make_byte_tokenizer(c.vocab_size);
+  // With LoadOptions::tokenizer_path, load_model reads that tokenizer instead: the file's own is
+  // not built, so an embedded vocabulary we cannot read (an unsupported pre-tokenizer, more tokens
+  // than rows) does not stop the override a user reaches for to work around it.
+  if (opts.tokenizer_path.empty()) {
+    m.tokenizer = gguf_tokenizer(f);
+    // llama.cpp requires token_embd's rows to equal the token count (check_tensor_dims); fewer
+    // tokens than rows is harmless (padded embeddings), more would embed ids past the table.
+    if (m.tokenizer && m.tokenizer->vocab_size() > c.vocab_size)
+      key_error(f, "tokenizer.ggml.tokens", std::to_string(m.tokenizer->vocab_size()) + " tokens, but token_embd.weight has only " +
+                                                std::to_string(c.vocab_size) + " rows (the model's vocab_size)");
+    // A synthetic model written by make-model gets back the byte-level tokenizer its preset had.
+    if (!m.tokenizer && f.find("atlas.preset") && c.vocab_size >= 259) m.tokenizer = make_byte_tokenizer(c.vocab_size);
+  }
   m.source.path = path;
   m.source.format = "gguf";
   m.source.metadata["gguf.version"] = std::to_string(f.version);

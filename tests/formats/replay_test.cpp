@@ -539,3 +539,20 @@ TEST_CASE("replay GGUF: LoadOptions::tokenizer_path replaces the file's tokenize
   atlas::write_file_atomic(dir / "tokenizer.json", big.dump());
   CHECK_THROWS_WITH_AS(load_model(gguf, o), doctest::Contains("added_tokens[0].id: id 300 is beyond the model's vocabulary (vocab_size 264)"), EngineError);
 }
+
+// Review: the file's own tokenizer was still built first, so a vocabulary it cannot use (here more
+// tokens than embedding rows; likewise an unsupported tokenizer.ggml.pre) failed the load before
+// --tokenizer could replace it.
+TEST_CASE("replay GGUF: LoadOptions::tokenizer_path rescues a file whose own tokenizer cannot load") {
+  TinyLlama t;
+  t.vocab = 260;  // 264 tokens in the file, 260 embedding rows
+  const auto gguf = write("gguf-tokenizer-rescue", "m.gguf", t.bytes());
+  CHECK(load_error(gguf).find("264 tokens, but token_embd.weight has only 260 rows") != std::string::npos);
+  atlas::write_file_atomic(gguf.parent_path() / "tokenizer.json", gpt2_tokenizer().dump());
+  LoadOptions o;
+  o.tokenizer_path = gguf.parent_path() / "tokenizer.json";
+  const Model m = load_model(gguf, o);
+  REQUIRE(m.tokenizer != nullptr);
+  CHECK(m.tokenizer->vocab_size() == 258);
+  CHECK(m.config.vocab_size == 260);
+}
