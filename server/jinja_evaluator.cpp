@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
+#include "server/error.hpp"
 #include "server/jinja_filters.hpp"
 
 namespace atlas::server::jinja {
@@ -414,6 +416,20 @@ class Evaluator {
     type_error(e.line, "unsupported call expression");
   }
 
+  /// f(), with the template line put into the errors of the value helpers that have none
+  /// (replace(), tojson: jinja_value.cpp throws "chat template: ...").
+  template <class F>
+  static V at_line(int line, F&& f) {
+    try {
+      return f();
+    } catch (const ServerError& err) {
+      constexpr std::string_view kBare = "chat template: ";
+      const std::string_view what = err.what();
+      if (what.substr(0, kBare.size()) == kBare) fail(line, std::string(what.substr(kBare.size())));
+      throw;
+    }
+  }
+
   /// The value a variable or an attribute chain of one (`message.content`, `loop.index0`) names,
   /// without copying it; null when `e` is anything else or names nothing. Real templates index
   /// `messages[loop.index0 - 1]` inside the loop over the messages: copying the whole list per
@@ -474,8 +490,8 @@ class Evaluator {
         return subscript(*obj, eval(*e.b), e.line);
       }
       case Expr::slice: return slice(eval(*e.a), e);
-      case Expr::call: return call(e);
-      case Expr::filter: return filter(e);
+      case Expr::call: return at_line(e.line, [&] { return call(e); });
+      case Expr::filter: return at_line(e.line, [&] { return filter(e); });
       case Expr::test: return test(e);
       case Expr::neg: {
         V v = eval(*e.a);

@@ -180,7 +180,7 @@ TEST_CASE("chat template: values that double or nest below their top level, and 
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(s='a', t='b') %}{% for i in range(12) %}{% set ns.s = ns.s ~ ns.s %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}"
                               "{% for i in range(2) %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}{{ ns.s.replace('a', ns.t) }}",
                               none),
-                       "chat template: replace() would build more than 16777216 bytes", ServerError);
+                       "chat template line 1: replace() would build more than 16777216 bytes", ServerError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(t='b') %}{% for i in range(20) %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}"
                               "{{ range(100) | join(ns.t) }}",  // a 1 MiB separator 99 times
                               none),
