@@ -19,6 +19,12 @@ struct ConnectionLimits {
   /// about a second and the waiting connections (/health among them) are served.
   int pressure_idle_ms = 250;
   int pressure_request_ms = 1000;
+  /// After a response sent before its request's body was read (413, 411), the connection
+  /// reads and discards what the client still sends for up to this long / this many bytes
+  /// before it closes (a lingering close; closing with unread input makes the kernel reset the
+  /// connection, and the client loses the response).
+  int linger_ms = 1000;
+  std::size_t linger_max_bytes = 64u << 20;
 };
 
 }  // namespace atlas::server

@@ -149,12 +149,16 @@ void ip_and_port(const sockaddr_storage& a, std::string& ip, int& port) {
 }
 }  // namespace
 
-DeadlineStream::DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure)
-    : fd_(fd), limits_(limits), wake_fd_(wake_fd), pressure_(pressure), buf_(16u << 10) {}
+DeadlineStream::DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure, std::size_t max_body_bytes)
+    : fd_(fd),
+      limits_(limits),
+      wake_fd_(wake_fd),
+      pressure_(pressure),
+      body_limit_(max_body_bytes == 0 ? 0 : max_body_bytes + body_allowance(max_body_bytes)),
+      buf_(16u << 10) {}
 
-DeadlineStream::Clock::time_point DeadlineStream::deadline() const {
+DeadlineStream::Clock::time_point DeadlineStream::deadline(bool pressed) const {
   using std::chrono::milliseconds;
-  const bool pressed = pressure_ != nullptr && pressure_->on();
   auto ms = [&](int normal, int under_pressure) { return milliseconds(pressed ? std::min(normal, under_pressure) : normal); };
   switch (phase_) {
     case Phase::idle: return phase_start_ + ms(limits_.idle_timeout_ms, limits_.pressure_idle_ms);
@@ -170,14 +174,17 @@ DeadlineStream::Clock::time_point DeadlineStream::deadline() const {
 
 bool DeadlineStream::wait_readable() const {
   for (;;) {
-    const auto left = deadline() - Clock::now();
+    // One reading of the pressure per pass: the deadline and whether to watch its eventfd
+    // must agree (a rise between two readings would be missed until the old deadline).
+    const bool pressed = pressure_ != nullptr && pressure_->on();
+    const auto left = deadline(pressed) - Clock::now();
     if (left <= Clock::duration::zero()) {
       deadline_hit_ = true;
       return false;
     }
     // Without pressure, its eventfd wakes us when it rises (the deadline then shrinks); under
     // pressure it stays readable, so it is left out.
-    const bool watch_pressure = pressure_ != nullptr && !pressure_->on();
+    const bool watch_pressure = pressure_ != nullptr && !pressed;
     pollfd p[3] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {watch_pressure ? pressure_->fd() : -1, POLLIN, 0}};
     const int n = ::poll(p, 3, clamp_ms(left));  // a negative fd is ignored
     if (n < 0 && errno != EINTR) return false;
@@ -211,6 +218,12 @@ ssize_t DeadlineStream::read(char* ptr, size_t size) {
     header_overflow_ = true;
     return -1;
   }
+  // httplib 0.11.4 applies payload_max_length to Content-Length only: a chunked body, or a
+  // POST read until EOF, grew req.body without bound (issue 16). Count the body's bytes here.
+  if (phase_ == Phase::body && body_limit_ != 0 && phase_bytes_ >= body_limit_) {
+    body_overflow_ = true;
+    return -1;
+  }
   if (off_ == len_) {
     if (!wait_readable()) return -1;
     ssize_t n = 0;
@@ -223,6 +236,7 @@ ssize_t DeadlineStream::read(char* ptr, size_t size) {
   }
   std::size_t n = std::min(size, len_ - off_);
   if (phase_ == Phase::headers) n = std::min(n, limits_.max_header_bytes - phase_bytes_);
+  if (phase_ == Phase::body && body_limit_ != 0) n = std::min(n, body_limit_ - phase_bytes_);
   std::memcpy(ptr, buf_.data() + off_, n);
   off_ += n;
   phase_bytes_ += n;
@@ -286,6 +300,9 @@ HttpServer::HttpServer(ConnectionLimits limits) : limits_(limits) {
   // before every recv/send, so they are a backstop only.
   set_read_timeout(std::max(1, limits_.header_timeout_ms / 1000));
   set_write_timeout(std::max(1, limits_.write_timeout_ms / 1000));
+  // Only the Keep-Alive response header reads this (our loop applies idle_timeout_ms): advertise
+  // the real idle timeout, rounded down, instead of httplib's default 5 s.
+  set_keep_alive_timeout(limits_.idle_timeout_ms / 1000);
   new_task_queue = [this] {
     return new ConnectionPool(limits_.max_connections, std::chrono::milliseconds(limits_.thread_idle_exit_ms), peak_threads_, pressure_);
   };
@@ -312,10 +329,32 @@ void HttpServer::close_current_after_response() {
   if (t_stream != nullptr) t_stream->close_after_response();
 }
 
+bool HttpServer::current_body_too_large() { return t_stream != nullptr && t_stream->body_too_large(); }
+
+void HttpServer::lingering_close(socket_t sock) const {
+  ::shutdown(sock, SHUT_WR);  // the response is complete: FIN after it
+  const auto end = DeadlineStream::Clock::now() + std::chrono::milliseconds(limits_.linger_ms);
+  std::vector<char> sink(64u << 10);
+  std::size_t discarded = 0;
+  while (discarded < limits_.linger_max_bytes) {
+    const auto left = end - DeadlineStream::Clock::now();
+    if (left <= DeadlineStream::Clock::duration::zero()) break;
+    pollfd p[2] = {{sock, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    const int n = ::poll(p, 2, clamp_ms(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || (p[1].revents & POLLIN)) break;  // the linger time is over, or the server stops
+    const ssize_t r = ::recv(sock, sink.data(), sink.size(), MSG_DONTWAIT);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (r <= 0) break;  // the client closed (it has read the response) or an error
+    discarded += static_cast<std::size_t>(r);
+  }
+}
+
 bool HttpServer::process_and_close_socket(socket_t sock) {
   bool ret = false;
+  bool linger = false;
   {
-    DeadlineStream strm(sock, limits_, wake_[0], &pressure_);
+    DeadlineStream strm(sock, limits_, wake_[0], &pressure_, payload_max_length_);
     t_stream = &strm;
     std::size_t count = keep_alive_max_count_;
     while (svr_sock_ != INVALID_SOCKET && count > 0 && strm.wait_for_request()) {
@@ -323,11 +362,17 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
       ret = process_request(strm, count == 1, closed, [&strm](httplib::Request&) { strm.begin_body(); });
       // A body cut off by its deadline, or headers cut off at max_header_bytes, got httplib's
       // 400; what the client sends next is no request boundary, so the connection ends here.
-      if (!ret || closed || strm.close_requested() || strm.broken()) break;
+      if (!ret || closed || strm.close_requested() || strm.broken()) {
+        // Answered before the body was read (413, 411), or the body stopped at its limit: the
+        // client may still be sending it.
+        linger = ret && (strm.close_requested() || strm.body_too_large());
+        break;
+      }
       --count;
     }
     t_stream = nullptr;
   }
+  if (linger && svr_sock_ != INVALID_SOCKET) lingering_close(sock);
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
   return ret;

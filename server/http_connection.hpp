@@ -89,7 +89,9 @@ class DeadlineStream final : public httplib::Stream {
  public:
   using Clock = std::chrono::steady_clock;
   /// `wake_fd` becomes readable when the server stops: every wait then ends.
-  DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure = nullptr);
+  /// `max_body_bytes`: a body (chunked, or read to EOF) whose bytes on the wire pass this plus
+  /// body_allowance() fails its read (body_too_large()); 0 means no limit.
+  DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure = nullptr, std::size_t max_body_bytes = 0);
 
   /// Waits up to idle_timeout for the next request's first byte; false on timeout, EOF, error
   /// or stop. Then starts the header phase.
@@ -105,7 +107,12 @@ class DeadlineStream final : public httplib::Stream {
   bool close_requested() const { return close_; }
   /// Whether a read failed because its phase's deadline passed or the headers ran past
   /// max_header_bytes: what follows is no request boundary, so the connection must end.
-  bool broken() const { return deadline_hit_ || header_overflow_; }
+  bool broken() const { return deadline_hit_ || header_overflow_ || body_overflow_; }
+  /// Whether the body's read failed at max_body_bytes + body_allowance() bytes on the wire:
+  /// httplib's Content-Length check does not cover chunked bodies or a body read to EOF.
+  bool body_too_large() const { return body_overflow_; }
+  /// Room for chunked framing (size lines, CRLFs, trailers) above max_body_bytes.
+  static std::size_t body_allowance(std::size_t max_body_bytes) { return max_body_bytes / 16 + (64u << 10); }
 
   bool is_readable() const override;
   bool is_writable() const override;
@@ -119,7 +126,7 @@ class DeadlineStream final : public httplib::Stream {
   enum class Phase { idle, headers, body };
   /// Waits until the socket is readable or the phase's deadline passes (or stop).
   bool wait_readable() const;
-  Clock::time_point deadline() const;
+  Clock::time_point deadline(bool pressed) const;
 
   int fd_;
   const ConnectionLimits& limits_;
@@ -130,6 +137,8 @@ class DeadlineStream final : public httplib::Stream {
   std::size_t phase_bytes_ = 0;  // bytes handed to httplib in this phase
   mutable bool deadline_hit_ = false;
   bool header_overflow_ = false;
+  bool body_overflow_ = false;
+  std::size_t body_limit_ = 0;  // 0: none
   bool close_ = false;
   std::vector<char> buf_;
   std::size_t off_ = 0, len_ = 0;
@@ -154,9 +163,17 @@ class HttpServer final : public httplib::Server {
   static bool current_client_gone();
   /// For a handler: close this thread's connection after the response (see DeadlineStream).
   static void close_current_after_response();
+  /// For an error handler: whether this thread's request failed because its body passed
+  /// max_body_bytes on the wire (chunked or without Content-Length); httplib answers 400 there.
+  static bool current_body_too_large();
 
  private:
   bool process_and_close_socket(socket_t sock) override;
+  /// Closes a connection whose client may still be sending (a 413 before its body was read):
+  /// shutdown(SHUT_WR) after the response, then read and discard for up to linger_ms or
+  /// linger_max_bytes, then close, so the kernel does not answer the unread bytes with a reset
+  /// that destroys the response before the client reads it.
+  void lingering_close(socket_t sock) const;
 
   ConnectionLimits limits_;
   int wake_[2] = {-1, -1};

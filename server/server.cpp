@@ -1,5 +1,7 @@
 #include "server/server.hpp"
 
+#include <strings.h>
+
 #include <charconv>
 #include <chrono>
 #include <iostream>
@@ -110,11 +112,25 @@ void Server::install_routes() {
   // read_timeout, so a client claiming 16 GiB (or "-1") held an HTTP thread for a minute
   // without an answer (issue 16). Answer at once and close instead.
   svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (!req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
+    ApiError e;
+    if (!req.has_header("Content-Length")) {
+      // httplib reads a POST (PUT, PATCH, DELETE) body without Content-Length or chunked
+      // Transfer-Encoding until EOF: answer 411 at once instead (issue 16).
+      const bool has_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE" || req.method == "PRI";
+      if (!has_body || strcasecmp(req.get_header_value("Transfer-Encoding").c_str(), "chunked") == 0) return httplib::Server::HandlerResponse::Unhandled;
+      e = ApiError{411, "invalid_request_error",
+                   "a " + req.method + " request needs a Content-Length header or Transfer-Encoding: chunked (body limit " +
+                       std::to_string(opts_.max_body_bytes) + " bytes)",
+                   "", "length_required"};
+      ++n_bad_;
+      reply_error(res, e);
+      if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");
+      HttpServer::close_current_after_response();
+      return httplib::Server::HandlerResponse::Handled;
+    }
     const std::string v = req.get_header_value("Content-Length");
     std::uint64_t n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    ApiError e;
     if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
       e = ApiError{ec == std::errc::result_out_of_range ? 413 : 400, "invalid_request_error",
                    "Content-Length '" + v.substr(0, 40) + "' is not a byte count" + (ec == std::errc::result_out_of_range ? " that fits 64 bits" : ""),
@@ -134,7 +150,17 @@ void Server::install_routes() {
     return httplib::Server::HandlerResponse::Handled;
   });
 
-  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  svr.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (HttpServer::current_body_too_large()) {
+      // A chunked body passed max_body_bytes on the wire (DeadlineStream stopped reading it);
+      // httplib calls that a 400.
+      ++n_bad_;
+      reply_error(res, ApiError{413, "invalid_request_error",
+                                "request body too large: more than the limit of " + std::to_string(opts_.max_body_bytes) + " bytes", "",
+                                "body_too_large"});
+      if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");
+      return;
+    }
     if (!res.body.empty()) return;
     std::string msg = res.status == 404   ? "no route for " + req.method + " " + req.path
                       : res.status == 413 ? "request body too large"
@@ -190,6 +216,14 @@ void Server::install_routes() {
       if (draining_) {
         ++n_rejected_;
         reply_error(res, ApiError{503, "service_unavailable", "server is shutting down", "", "draining"});
+        return;
+      }
+      if (req.body.size() > opts_.max_body_bytes) {  // chunked: within the framing allowance, over the limit
+        ++n_bad_;
+        reply_error(res, ApiError{413, "invalid_request_error",
+                                  "request body too large: " + std::to_string(req.body.size()) + " bytes exceeds the limit of " +
+                                      std::to_string(opts_.max_body_bytes) + " bytes",
+                                  "", "body_too_large"});
         return;
       }
       PreparedRequest p;

@@ -327,7 +327,10 @@ TEST_CASE("atlas-serve binary: 1,000 hostile requests each get a 4xx or a closed
     }
     std::vector<long long> closed_at(kSlow, -1);
     long long worst = 0;
-    for (bool all_closed = false; !all_closed && since() < 3000;) {
+    // Bounds 3x looser under the sanitizers (a loaded 2-core CI box); the unfixed server's
+    // worst /health was 5,073 ms and 12 of 200 slow clients were closed.
+    constexpr int kSlack = atlas::test::kSanitized ? 3 : 1;
+    for (bool all_closed = false; !all_closed && since() < 3000 * kSlack;) {
       const auto t0 = std::chrono::steady_clock::now();
       CHECK(health(port) == 200);
       worst = std::max<long long>(worst, std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
@@ -347,7 +350,7 @@ TEST_CASE("atlas-serve binary: 1,000 hostile requests each get a 4xx or a closed
     }
     MESSAGE("/health with " << kSlow << " slow clients open: worst " << worst << " ms; slow clients closed by the server: "
                             << kSlow - open << " of " << kSlow << ", the last after " << last << " ms");
-    CHECK(worst < 1000);
+    CHECK(worst < 1000 * kSlack);
     CHECK(open == 0);
   }
 
