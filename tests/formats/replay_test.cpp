@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <list>
 #include <map>
 #include <string>
 #include <vector>
@@ -369,10 +370,12 @@ std::filesystem::path llama_dir(const std::string& test, int vocab) {
   atlas::write_file_atomic(dir / "config.json", cfg.dump());
   const int hd = kDim / kHeads;
   std::vector<SafetensorsTensor> t;
+  std::list<std::vector<float>> values;  // SafetensorsTensor::values is a view: keep them alive (ASan)
   auto add = [&](const std::string& name, std::vector<std::int64_t> shape) {
     std::int64_t n = 1;
     for (auto d : shape) n *= d;
-    t.push_back({name, DType::f32, shape, std::vector<float>(static_cast<std::size_t>(n), 0.125f)});
+    values.emplace_back(static_cast<std::size_t>(n), 0.125f);
+    t.push_back({name, DType::f32, shape, values.back()});
   };
   add("model.embed_tokens.weight", {vocab, kDim});
   add("model.norm.weight", {kDim});
