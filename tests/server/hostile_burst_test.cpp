@@ -24,37 +24,16 @@
 #include <doctest/doctest.h>
 
 #include "tests/serve_process.hpp"
+#include "tests/loopback_socket.hpp"
 #include "tests/sanitized.hpp"
 #include "tests/test_data.hpp"
 
 namespace {
 
 /// A raw loopback TCP connection (httplib's client would refuse to send most of these).
-class Conn {
+class Conn : public atlas::test::LoopbackSocket {
  public:
-  explicit Conn(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd_ >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  }
-  ~Conn() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Conn(const Conn&) = delete;
-  Conn& operator=(const Conn&) = delete;
-  /// Sends everything it can; false when the server has already closed.
-  bool send(std::string_view s) {
-    while (!s.empty()) {
-      const ssize_t n = ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      s.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-  }
+  using LoopbackSocket::LoopbackSocket;
   void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
   /// True once the server has closed the connection (EOF or reset), without waiting.
   bool closed() {
@@ -85,9 +64,6 @@ class Conn {
       out.append(buf, static_cast<std::size_t>(n));
     }
   }
-
- private:
-  int fd_ = -1;
 };
 
 /// The status of an HTTP response, 0 when the server closed without one.

@@ -26,6 +26,7 @@
 
 #include "server/error.hpp"
 #include "server/server.hpp"
+#include "tests/loopback_socket.hpp"
 #include "tests/sanitized.hpp"
 #include "tests/server/fake_generator.hpp"
 
@@ -41,32 +42,9 @@ long long ms_since(Clock::time_point t0) {
 }
 
 /// A raw loopback connection (httplib's client cannot send a partial request).
-class Raw {
+class Raw : public atlas::test::LoopbackSocket {
  public:
-  explicit Raw(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd_ >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  }
-  ~Raw() { close(); }
-  Raw(const Raw&) = delete;
-  Raw& operator=(const Raw&) = delete;
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  bool send(std::string_view s) {
-    while (!s.empty()) {
-      const ssize_t n = ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      s.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-  }
+  using LoopbackSocket::LoopbackSocket;
   /// True once the server has closed the connection (EOF or reset); reads what has come (one
   /// read, after waiting up to `wait_ms` for it).
   bool closed_by_server(int wait_ms = 0) {
@@ -109,13 +87,9 @@ class Raw {
       sent += static_cast<std::size_t>(n);
     }
   }
-  int fd() const { return fd_; }
   std::string got;
   bool reset = false;        ///< a recv or send saw ECONNRESET
   bool send_failed = false;  ///< send_filler stopped early
-
- private:
-  int fd_ = -1;
 };
 
 int count(const std::string& s, const std::string& needle) {
