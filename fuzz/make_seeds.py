@@ -264,6 +264,9 @@ def llama2c_seeds():
     dim, hidden, layers, heads, kv, vocab, seq = 8, 16, 1, 2, 1, 16, 8
     out("llama2c", "legacy-shared.bin", struct.pack("<7i", dim, hidden, layers, heads, kv, vocab, seq) + llama2c_body(dim, hidden, layers, heads, kv, vocab, seq))
     out("llama2c", "legacy-untied.bin", struct.pack("<7i", dim, hidden, layers, heads, kv, -vocab, seq) + llama2c_body(dim, hidden, layers, heads, kv, vocab, seq, False))
+    # fuzz_llama2c's finding: a legacy header alone with vocab_size INT_MIN (-vocab_size overflowed);
+    # generated like every model-file seed, its unit test is in tests/engine/llama2c_format_test.cpp.
+    out("llama2c", "regress-vocab-int-min.bin", struct.pack("<7i", dim, hidden, layers, heads, kv, -2**31, seq))
     # ak42 version 1: header padded to 256, float32 norms then matrices
     hd = dim // heads
     hdr1 = struct.pack("<Ii7iB", 0x616B3432, 1, dim, hidden, layers, heads, kv, vocab, seq, 1)

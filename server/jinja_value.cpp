@@ -58,18 +58,18 @@ bool truthy(const V& v) {
 }
 
 std::size_t check_value_size(const V& v, int line, const char* what) {
-  std::vector<std::pair<const V*, int>> todo{{&v, 0}};
+  std::vector<std::pair<const V*, int>> pending{{&v, 0}};
   std::size_t elements = 0, bytes = 0;
-  while (!todo.empty()) {
-    const auto [x, depth] = todo.back();
-    todo.pop_back();
+  while (!pending.empty()) {
+    const auto [x, depth] = pending.back();
+    pending.pop_back();
     if (depth > kMaxValueDepth) fail(line, std::string(what) + " nests deeper than " + std::to_string(kMaxValueDepth) + " levels");
     if (++elements > kMaxValueElements) fail(line, std::string(what) + " has more than " + std::to_string(kMaxValueElements) + " elements");
     if (x->is_string()) bytes += x->get_ref<const std::string&>().size();
     if (x->is_object()) {
-      for (auto it = x->begin(); it != x->end(); ++it) todo.emplace_back(&*it, depth + 1);
+      for (auto it = x->begin(); it != x->end(); ++it) pending.emplace_back(&*it, depth + 1);
     } else if (x->is_array()) {
-      for (const auto& c : *x) todo.emplace_back(&c, depth + 1);
+      for (const auto& c : *x) pending.emplace_back(&c, depth + 1);
     }
     if (bytes > kMaxValueText) fail(line, std::string(what) + " holds more than " + std::to_string(kMaxValueText) + " bytes of text");
   }
@@ -77,14 +77,14 @@ std::size_t check_value_size(const V& v, int line, const char* what) {
 }
 
 std::size_t deep_elements(const V& v, std::size_t cap) {
-  std::vector<const V*> todo{&v};
+  std::vector<const V*> pending{&v};
   std::size_t n = 0;
-  while (!todo.empty() && n <= cap) {
-    const V* x = todo.back();
-    todo.pop_back();
+  while (!pending.empty() && n <= cap) {
+    const V* x = pending.back();
+    pending.pop_back();
     ++n;
     if (x->is_object() || x->is_array()) {
-      for (auto it = x->begin(); it != x->end(); ++it) todo.push_back(&*it);
+      for (auto it = x->begin(); it != x->end(); ++it) pending.push_back(&*it);
     }
   }
   return n;
