@@ -15,8 +15,9 @@ namespace {
 // What one render may do. A chat template comes from a model file, so a loop nest that multiplies
 // (`range(10**6)` twice) or a string that doubles on every iteration must end in an error, not a
 // hang or an out-of-memory kill. Real chat templates render kilobytes in a few thousand steps.
-constexpr std::size_t kMaxItems = kMaxValueElements;  ///< range() length, loop items, a list's or dict's top level
-constexpr std::size_t kMaxText = kMaxValueText;       ///< bytes of any string, and of the rendered output
+// Sizes: kMaxValueElements and kMaxValueText (jinja_value.hpp) bound range(), loop items, every
+// value and the rendered output.
+
 /// Work units per render: one per expression evaluated and statement run, kIterationUnits per loop
 /// iteration, plus one per 64 bytes of each string and one per element (through every level) of
 /// each list or dict an expression yields (values are copied, so big values cost what they weigh). A unit is about 1 us of CPU (several under ASan), so the bound
@@ -60,7 +61,7 @@ class Evaluator {
     if (work_ > kMaxWork) type_error(line, "template rendering exceeded " + std::to_string(kMaxWork) + " steps (a loop that never ends in practice?)");
   }
   static void check_output(const std::string& out, int line) {
-    if (out.size() > kMaxText) type_error(line, "rendered text longer than " + std::to_string(kMaxText) + " bytes");
+    if (out.size() > kMaxValueText) type_error(line, "rendered text longer than " + std::to_string(kMaxValueText) + " bytes");
   }
 
   void exec(const Node& n, std::string& out) {
@@ -117,7 +118,7 @@ class Evaluator {
         std::size_t j = i + 1;
         while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
         items.push_back(s.substr(i, j - i));
-        if (items.size() > kMaxItems) type_error(n.line, "for loop over more than " + std::to_string(kMaxItems) + " items");
+        if (items.size() > kMaxValueElements) type_error(n.line, "for loop over more than " + std::to_string(kMaxValueElements) + " items");
         i = j;
       }
     } else if (!is_undef(seq) && !seq.is_null()) {
@@ -405,7 +406,7 @@ class Evaluator {
         V out = V::array();
         for (long long i = lo; step > 0 ? i < hi : i > hi;) {
           out.push_back(i);
-          if (out.size() > kMaxItems) type_error(e.line, "range() longer than " + std::to_string(kMaxItems) + " items");
+          if (out.size() > kMaxValueElements) type_error(e.line, "range() longer than " + std::to_string(kMaxValueElements) + " items");
           if (__builtin_add_overflow(i, step, &i)) break;  // past the int64 range: past hi as well
         }
         return out;
@@ -458,9 +459,9 @@ class Evaluator {
     std::size_t size = 0;
     if (v.is_string()) {
       size = v.get_ref<const std::string&>().size();
-      if (size > kMaxText) type_error(e.line, "a string longer than " + std::to_string(kMaxText) + " bytes");
+      if (size > kMaxValueText) type_error(e.line, "a string longer than " + std::to_string(kMaxValueText) + " bytes");
     } else if (v.is_array() || v.is_object()) {
-      if (v.size() > kMaxItems) type_error(e.line, "a list or dict of more than " + std::to_string(kMaxItems) + " items");
+      if (v.size() > kMaxValueElements) type_error(e.line, "a list or dict of more than " + std::to_string(kMaxValueElements) + " items");
       // Every level: a variable reference copies the whole value (a loop reading a big nested
       // value would otherwise cost one unit per copy).
       size = 64 * deep_elements(v, kMaxWork);  // a unit per element: copying one costs ~50 ns, ~1 us under ASan
