@@ -37,14 +37,6 @@ std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& 
   if (opts.name == "cpu") {
     b = std::make_unique<cpu::CpuBackend>(model, opts);
   } else if (opts.name == "cuda") {
-    for (int l = 0; l < model.config.n_layers; ++l) {
-      const BlockKind k = model.config.block(l);
-      auto why = decode_graph_unsupported(k.mixer);
-      if (!why) why = decode_graph_unsupported(k.ffn);
-      if (why)
-        throw EngineError("backend 'cuda' cannot run model '" + model.config.name + "' (" + to_string(model.config.arch) + "): layer " +
-                          std::to_string(l) + ": " + *why + "; use --backend cpu");
-    }
     b = make_cuda_backend_from_module(model, opts);
   } else {
     throw EngineError("backend '" + opts.name + "' is unknown (expected 'cpu' or 'cuda')");

@@ -102,16 +102,6 @@ const char* to_string(FfnKind k) {
   return "unknown";
 }
 
-std::optional<std::string> decode_graph_unsupported(MixerKind k) {
-  if (k == MixerKind::attention) return std::nullopt;
-  return std::string("mixer ") + to_string(k) + " has no CUDA kernels yet (Qwen3-Next on CUDA is part 2)";
-}
-
-std::optional<std::string> decode_graph_unsupported(FfnKind k) {
-  if (k == FfnKind::swiglu) return std::nullopt;
-  return std::string("ffn ") + to_string(k) + " has no CUDA kernels yet (Qwen3-Next on CUDA is part 2)";
-}
-
 std::vector<BlockKind> qwen3_next_blocks(int n_layers, int full_attention_interval) {
   std::vector<BlockKind> out;
   for (int i = 0; i < n_layers; ++i) {

@@ -66,7 +66,7 @@ struct ModelConfig {
   bool norm_topk_prob = true;
 
   BlockKind block(int layer) const { return blocks.empty() ? BlockKind{} : blocks[static_cast<std::size_t>(layer)]; }
-  /// True when every block is (attention, swiglu): the shape the CUDA backend runs.
+  /// True when every block is (attention, swiglu) (Llama, Qwen3 dense).
   bool is_dense() const;
   int rot_dim() const { return rope_dim > 0 ? rope_dim : head_dim; }
   int q_dim() const { return n_heads * head_dim; }
@@ -86,10 +86,6 @@ const char* to_string(RopeLayout r);
 const char* to_string(MixerKind k);
 const char* to_string(FfnKind k);
 
-/// Why the CUDA decode graph cannot run a block of this kind yet (nullopt: it can). Dense
-/// attention and swiglu are supported; the Qwen3-Next kinds have no CUDA kernels yet.
-std::optional<std::string> decode_graph_unsupported(MixerKind k);
-std::optional<std::string> decode_graph_unsupported(FfnKind k);
 
 /// The Qwen3-Next layer pattern: layer i is gated_attention iff (i + 1) % interval == 0, else
 /// gated_deltanet; every ffn is moe (HF `full_attention_interval`, decoder_sparse_step 1).

@@ -22,7 +22,7 @@ constexpr int kDecodeThreads = 256;
 /// `src`; calls out(i, value) for every element.
 template <typename W, typename Out>
 __device__ __forceinline__ void prep_head(const float* src, const W* norm, float eps, int d, int pos,
-                                          float base, bool interleaved, Out&& out) {
+                                          float base, bool interleaved, int rope_dim, Out&& out) {
   const int lane = threadIdx.x & 31;
   float inv = 1.0f;
   if (norm != nullptr) {
@@ -32,11 +32,13 @@ __device__ __forceinline__ void prep_head(const float* src, const W* norm, float
     inv = rsqrtf(ss / static_cast<float>(d) + eps);
   }
   auto val = [&](int i) { return norm != nullptr ? dev::to_f32(norm[i]) * (src[i] * inv) : src[i]; };
-  dev::rope_pairs(d, pos, base, interleaved, [&](int a, int b, float c, float s) {
+  const int rot = rope_dim > 0 && rope_dim < d ? rope_dim : d;
+  dev::rope_pairs(rot, pos, base, interleaved, [&](int a, int b, float c, float s) {
     const float xa = val(a), xb = val(b);
     out(a, xa * c - xb * s);
     out(b, xa * s + xb * c);
   });
+  for (int i = rot + lane; i < d; i += 32) out(i, val(i));  // partial RoPE: the rest pass through
 }
 
 /// Loads kVec<W> elements at p (16-byte aligned) as floats.
@@ -126,13 +128,13 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   for (int j = warp; j < G; j += nwarps) {
     const int h = g * G + j;
     prep_head<W>(a.qkv + h * d, static_cast<const W*>(a.prep.q_norm), a.prep.eps, d, pos, a.prep.rope_base,
-                 a.prep.rope_interleaved, [&](int i, float v) { qs[j * d + i] = v * scale; });
+                 a.prep.rope_interleaved, a.prep.rope_dim, [&](int i, float v) { qs[j * d + i] = v * scale; });
   }
   if (pos >= t0 && pos < t1) {
     if (warp == 0) {
       W* kd = kc + static_cast<size_t>(pos) * d;
       prep_head<W>(a.qkv + q_dim + g * d, static_cast<const W*>(a.prep.k_norm), a.prep.eps, d, pos,
-                   a.prep.rope_base, a.prep.rope_interleaved, [&](int i, float v) { kd[i] = dev::from_f32<W>(v); });
+                   a.prep.rope_base, a.prep.rope_interleaved, a.prep.rope_dim, [&](int i, float v) { kd[i] = dev::from_f32<W>(v); });
     } else if (warp == 1 % nwarps) {
       W* vd = vc + static_cast<size_t>(pos) * d;
       const float* vs = a.qkv + q_dim + kv_dim + g * d;
@@ -348,12 +350,12 @@ __global__ void rope_prefill_kernel(RopePrefillArgs a) {
   if (slot < H) {
     W* q = static_cast<W*>(a.q_out) + (static_cast<size_t>(slot) * a.n_tokens + i) * d;
     prep_head<W>(row + slot * d, static_cast<const W*>(a.prep.q_norm), a.prep.eps, d, pos, a.prep.rope_base,
-                 a.prep.rope_interleaved, [&](int e, float v) { q[e] = dev::from_f32<W>(v); });
+                 a.prep.rope_interleaved, a.prep.rope_dim, [&](int e, float v) { q[e] = dev::from_f32<W>(v); });
   } else if (slot < H + KV) {
     const int g = slot - H;
     W* k = static_cast<W*>(a.k_cache) + (static_cast<size_t>(g) * a.max_seq + pos) * d;
     prep_head<W>(row + H * d + g * d, static_cast<const W*>(a.prep.k_norm), a.prep.eps, d, pos,
-                 a.prep.rope_base, a.prep.rope_interleaved, [&](int e, float v) { k[e] = dev::from_f32<W>(v); });
+                 a.prep.rope_base, a.prep.rope_interleaved, a.prep.rope_dim, [&](int e, float v) { k[e] = dev::from_f32<W>(v); });
   } else {
     const int g = slot - H - KV;
     W* v = static_cast<W*>(a.v_cache) + (static_cast<size_t>(g) * a.max_seq + pos) * d;
@@ -409,15 +411,16 @@ std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, DType 
 }
 
 /// ATLAS_ATTN_KERNEL=split selects the split-K kernel where the cluster kernel would apply.
-static bool cluster_kernel(DType wtype, int group, int head_dim) {
+static bool cluster_kernel(DType wtype, int group, int head_dim, int rope_dim) {
   static const bool forced_split = [] {
     const char* e = std::getenv("ATLAS_ATTN_KERNEL");
     return e != nullptr && std::string(e) == "split";
   }();
-  return !forced_split && attention_decode_cluster_supported(wtype, group, head_dim);
+  const bool full_rope = rope_dim <= 0 || rope_dim >= head_dim;  // the cluster kernel rotates whole heads
+  return !forced_split && full_rope && attention_decode_cluster_supported(wtype, group, head_dim);
 }
 
-int attention_decode_splits(DType wtype, int group, int head_dim, int bucket) {
+int attention_decode_splits(DType wtype, int group, int head_dim, int bucket, int rope_dim) {
   // Short slices, many blocks: a block's time is a chain of dependent load rounds, so 128 or
   // 256 keys per slice measured slower on the H200 than 32 or 64 (docs/PERF.md).
   static const int keys = [] {
@@ -425,13 +428,13 @@ int attention_decode_splits(DType wtype, int group, int head_dim, int bucket) {
     const int v = e != nullptr ? std::atoi(e) : 0;
     return v > 0 ? v : 32;
   }();
-  if (cluster_kernel(wtype, group, head_dim))
+  if (cluster_kernel(wtype, group, head_dim, rope_dim))
     return attention_decode_cluster_splits(wtype, group, head_dim, bucket, keys);
   return std::clamp(bucket / keys, 1, 32);
 }
 
-void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap) {
-  const bool cluster = cluster_kernel(wtype, group, head_dim);
+void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap, int rope_dim) {
+  const bool cluster = cluster_kernel(wtype, group, head_dim, rope_dim);
   if (cluster) attention_decode_cluster_prepare(wtype, group, head_dim);
   const int bytes = static_cast<int>(attention_decode_smem(group, head_dim, chunk_cap, wtype));
   if (cluster) {  // the split-K kernel only runs when called by name: prepare it where it fits
@@ -462,7 +465,7 @@ static bool attention_team_scores() {
 }
 
 void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {
-  if (a.prep.n_kv_heads > 0 && cluster_kernel(a.wtype, a.prep.n_heads / a.prep.n_kv_heads, a.prep.head_dim))
+  if (a.prep.n_kv_heads > 0 && cluster_kernel(a.wtype, a.prep.n_heads / a.prep.n_kv_heads, a.prep.head_dim, a.prep.rope_dim))
     return attention_decode_cluster(a, stream);
   attention_decode_split(a, stream);
 }

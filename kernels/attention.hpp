@@ -32,6 +32,10 @@ struct HeadPrep {
   float eps = 1e-6f;
   float rope_base = 10000.0f;
   bool rope_interleaved = true;  ///< pairs (2i,2i+1); false: (i, i+d/2)
+  /// Rotated dims per head (partial RoPE, Qwen3-Next: the first rope_dim of head_dim rotate with
+  /// theta_i = pos * base^(-2i/rope_dim), the rest pass through); 0 = head_dim. A partial RoPE
+  /// always runs the split-K decode kernel.
+  int rope_dim = 0;
 };
 
 struct DecodeAttentionArgs {
@@ -61,12 +65,12 @@ void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream);
 /// Key slices per head for a context bucket of `bucket` keys (fixed per captured graph): about
 /// 32 keys per slice; at most 16 (cluster kernel) or 32 (split-K kernel, one slice per merge
 /// lane). ATLAS_ATTN_KEYS_PER_SPLIT=N overrides the 32 (A/B runs).
-int attention_decode_splits(DType wtype, int group, int head_dim, int bucket);
+int attention_decode_splits(DType wtype, int group, int head_dim, int bucket, int rope_dim = 0);
 /// The split-K kernel alone (any shape attention_decode takes; n_splits in [1, 32], the
 /// workspace and tickets of DecodeAttentionArgs are used). Tests and A/B runs.
 void attention_decode_split(const DecodeAttentionArgs& a, cudaStream_t stream);
 /// Sets the kernel's dynamic shared-memory limit (call once before capture).
-void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap);
+void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap, int rope_dim = 0);
 /// Dynamic shared memory one block needs.
 std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, DType wtype);
 

@@ -50,7 +50,6 @@ class Mixer {
   virtual MixerKind kind() const = 0;
   /// The stages forward() reports.
   virtual std::vector<Stage> stages() const = 0;
-  std::optional<std::string> decode_graph_unsupported() const { return engine::decode_graph_unsupported(kind()); }
   /// Recurrent state that cannot be recomputed from a KV cache prefix (empty for attention):
   /// Session keeps copies of it to resume a sequence (prefix reuse on hybrid models).
   virtual std::span<float> recurrent_state() { return {}; }
@@ -63,7 +62,6 @@ class Ffn {
   virtual void forward(const BlockContext& ctx, float* xb) = 0;
   virtual FfnKind kind() const = 0;
   virtual std::vector<Stage> stages() const = 0;
-  std::optional<std::string> decode_graph_unsupported() const { return engine::decode_graph_unsupported(kind()); }
 };
 
 /// Creates layer `l`'s mixer and ffn for `model` (weights checked by the caller), with a KV

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -17,8 +18,6 @@ namespace {
 
 // Tokens per internal prefill chunk: bounds the activation buffers for long prompts.
 constexpr int kChunk = 256;
-// Recurrent-state checkpoints kept per backend (oldest evicted first).
-constexpr std::size_t kMaxCheckpoints = 8;
 
 void check_size(const ModelConfig& c, const std::string& tensor, const Weight& w, long long expected) {
   if (static_cast<long long>(w.size()) != expected) {
@@ -157,49 +156,37 @@ CpuBackend::CpuBackend(const Model& model, const BackendOptions& opts)
 }
 
 void CpuBackend::resume_state_at(int pos) {
-  if (recurrent_.empty() || pos == state_tokens_) return;
-  if (pos == 0) {
-    for (Mixer* m : recurrent_) std::fill(m->recurrent_state().begin(), m->recurrent_state().end(), 0.0f);
-    state_tokens_ = 0;
-    return;
+  if (recurrent_.empty()) return;
+  switch (checkpoints_.resume_at(pos, "cpu")) {
+    case RecurrentCheckpoints::Resume::keep: break;
+    case RecurrentCheckpoints::Resume::reset:
+      for (Mixer* m : recurrent_) std::fill(m->recurrent_state().begin(), m->recurrent_state().end(), 0.0f);
+      break;
+    case RecurrentCheckpoints::Resume::restore: {
+      const std::vector<std::byte>& saved = checkpoints_.checkpoint(pos);
+      std::size_t at = 0;
+      for (Mixer* m : recurrent_) {
+        auto st = m->recurrent_state();
+        std::memcpy(st.data(), saved.data() + at, st.size_bytes());
+        at += st.size_bytes();
+      }
+      break;
+    }
   }
-  const auto it = checkpoints_.find(pos);
-  if (it == checkpoints_.end()) {
-    std::string have;
-    for (const auto& [n, _] : checkpoints_) have += (have.empty() ? "" : ", ") + std::to_string(n);
-    throw EngineError("cpu backend: cannot resume at position " + std::to_string(pos) + ": the recurrent (gated_deltanet) state covers " +
-                      std::to_string(state_tokens_) + " tokens and there is no checkpoint there (checkpoints: " +
-                      (have.empty() ? "none" : have) + "); a recurrent state cannot be truncated");
-  }
-  std::size_t at = 0;
-  for (Mixer* m : recurrent_) {
-    auto st = m->recurrent_state();
-    std::copy(it->second.begin() + static_cast<long>(at), it->second.begin() + static_cast<long>(at + st.size()), st.begin());
-    at += st.size();
-  }
-  state_tokens_ = pos;
+  checkpoints_.set_state_tokens(pos);
 }
 
 void CpuBackend::save_checkpoint() {
-  if (recurrent_.empty() || state_tokens_ == 0) return;
-  std::vector<float> copy;
+  if (recurrent_.empty() || checkpoints_.state_tokens() == 0) return;
+  std::vector<std::byte> copy;
   for (Mixer* m : recurrent_) {
-    auto st = m->recurrent_state();
-    copy.insert(copy.end(), st.begin(), st.end());
+    const auto bytes = std::as_bytes(m->recurrent_state());
+    copy.insert(copy.end(), bytes.begin(), bytes.end());
   }
-  if (!checkpoints_.contains(state_tokens_)) checkpoint_order_.push_back(state_tokens_);
-  checkpoints_[state_tokens_] = std::move(copy);
-  while (checkpoint_order_.size() > kMaxCheckpoints) {
-    checkpoints_.erase(checkpoint_order_.front());
-    checkpoint_order_.erase(checkpoint_order_.begin());
-  }
+  checkpoints_.save(std::move(copy));
 }
 
-std::vector<int> CpuBackend::checkpoints() const {
-  std::vector<int> out;
-  for (const auto& [n, _] : checkpoints_) out.push_back(n);
-  return out;
-}
+std::vector<int> CpuBackend::checkpoints() const { return checkpoints_.positions(); }
 
 std::span<const float> CpuBackend::forward(std::span<const int> tokens, int pos) {
   const long long n = static_cast<long long>(tokens.size());
@@ -217,15 +204,11 @@ std::span<const float> CpuBackend::forward(std::span<const int> tokens, int pos)
   resume_state_at(pos);
   // Checkpoints past pos belong to the continuation being overwritten (the rest all lie on the
   // current sequence's prefix).
-  while (!checkpoints_.empty() && checkpoints_.rbegin()->first > pos) {
-    const int drop = checkpoints_.rbegin()->first;
-    checkpoints_.erase(drop);
-    checkpoint_order_.erase(std::find(checkpoint_order_.begin(), checkpoint_order_.end(), drop));
-  }
+  checkpoints_.drop_after(pos);
   for (long long at = 0; at < n; at += kChunk) {
     const long long len = std::min<long long>(kChunk, n - at);
     forward_chunk(tokens.subspan(sz(at), sz(len)), pos + static_cast<int>(at), at + len == n);
-    state_tokens_ = pos + static_cast<int>(at + len);
+    checkpoints_.set_state_tokens(pos + static_cast<int>(at + len));
   }
   return logits_;
 }

@@ -10,6 +10,7 @@
 #include "engine/backend.hpp"
 #include "engine/cpu/blocks.hpp"
 #include "engine/cpu/thread_pool.hpp"
+#include "engine/recurrent_checkpoints.hpp"
 
 namespace atlas::engine::cpu {
 
@@ -46,9 +47,7 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<Mixer>> mixers_;  ///< [n_layers]
   std::vector<std::unique_ptr<Ffn>> ffns_;      ///< [n_layers]
   std::vector<Mixer*> recurrent_;               ///< mixers with recurrent state
-  int state_tokens_ = 0;                        ///< tokens the recurrent state covers
-  std::map<int, std::vector<float>> checkpoints_;  ///< state after the first N tokens (hybrid models)
-  std::vector<int> checkpoint_order_;           ///< oldest first, for eviction
+  RecurrentCheckpoints checkpoints_;            ///< the policy, shared with the CUDA backend
   // Activations of one chunk of tokens.
   std::vector<float> x_;        ///< [chunk][dim] residual stream
   std::vector<float> xb_;       ///< [chunk][dim] normed input / block output

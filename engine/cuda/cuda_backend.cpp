@@ -38,6 +38,10 @@ class CudaBackend final : public Backend {
 
   std::vector<GraphVeto> decode_graph_vetoes() const override { return decoder_.vetoes(); }
 
+  bool has_recurrent_state() const override { return decoder_.has_recurrent_state(); }
+  void save_checkpoint() override { decoder_.save_checkpoint(); }
+  std::vector<int> checkpoints() const override { return decoder_.checkpoints(); }
+
   cuda::CudaDecoder& decoder() { return decoder_; }
 
  private:

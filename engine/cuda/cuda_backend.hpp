@@ -1,8 +1,9 @@
 #pragma once
 // The CUDA backend (built when nvcc is found; ATLAS_HAVE_CUDA). bf16 weights, KV cache and
 // matrix-product inputs with float32 accumulation; BackendOptions::fp32 keeps everything in
-// float32 for parity tests. Decode runs by CUDA-graph replay unless a layer vetoes capture or
-// BackendOptions::decode_graphs is false (ATLAS_NO_DECODE_GRAPHS=1).
+// float32 for parity tests. Every block kind runs on it (dense Llama/Qwen3 and the Qwen3-Next
+// hybrid: gated_deltanet, gated_attention, moe). Decode runs by CUDA-graph replay unless a layer
+// vetoes capture or BackendOptions::decode_graphs is false (ATLAS_NO_DECODE_GRAPHS=1).
 #include <cstdint>
 #include <memory>
 

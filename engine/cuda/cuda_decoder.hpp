@@ -1,7 +1,9 @@
 #pragma once
-// The CUDA forward pass: prefill through cuBLAS GEMMs and a fused causal (flash) attention,
-// decode through the kernels/ GEMVs and split-K attention, captured once per context-length
-// bucket as a CUDA graph and replayed per token.
+// The CUDA forward pass, as blocks (engine/cuda/blocks/): a head and, per layer, a mixer and an
+// ffn, each owning its weights, state and kernels. Prefill runs through cuBLAS GEMMs and a fused
+// causal (flash) attention where every block has a chunked prefill (dense models), else as a
+// sequence of decode steps. Decode runs the blocks' kernels, captured once per context-length
+// bucket as a CUDA graph (engine/cuda/step_graphs.hpp) and replayed per token.
 //
 // Per decode token in graph mode the host does: write {token, pos, sampling} into a pinned staging
 // buffer, one cudaGraphLaunch (the graph holds the H2D copy of that buffer, every kernel, and
@@ -14,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -22,9 +23,13 @@
 #include <vector>
 
 #include "engine/backend.hpp"
-#include "engine/cuda/cuda_weights.hpp"
+#include "engine/cuda/blocks/device_block.hpp"
+#include "engine/cuda/blocks/head.hpp"
 #include "engine/cuda/device_memory.hpp"
+#include "engine/cuda/launch_tape.hpp"
+#include "engine/cuda/step_graphs.hpp"
 #include "engine/model.hpp"
+#include "engine/recurrent_checkpoints.hpp"
 #include "kernels/elementwise.hpp"
 #include "engine/stage.hpp"
 
@@ -60,6 +65,9 @@ struct DecodeCounters {
   std::int64_t h2d_copies = 0, d2h_copies = 0;  ///< host-issued or replayed copies
   std::int64_t h2d_bytes = 0, d2h_bytes = 0;
   std::int64_t prefill_calls = 0, prefill_tokens = 0;
+  /// Prefill tokens run as decode steps (models with a block that has no chunked prefill); their
+  /// copies and syncs are counted above, their steps are not decode steps.
+  std::int64_t prefill_steps = 0;
 };
 
 /// The memory plan, fixed at load.
@@ -68,64 +76,63 @@ struct MemoryPlan {
   int prefill_chunk = 0;  ///< most prompt tokens one prefill pass takes
 };
 
-/// One layer's say on decode capture (every layer here reads position, KV length and token id
-/// from device memory, so none needs the host inside a step; the hook exists for tests).
-struct DecodeLayerPlan {
-  int index = 0;
-  bool forced_veto = false;
-  /// A reason this layer cannot be captured, or nothing.
-  std::optional<std::string> decode_graph_unsupported() const;
-};
-
-/// A kernel node of a captured decode graph and the stage it belongs to (recorded at capture
-/// time, for tracers that attribute graph kernels by node id).
-struct GraphKernelNode {
-  cudaGraphNode_t node = nullptr;  ///< in the captured cudaGraph_t (not the executable's clone)
-  Stage stage = Stage::embed;
-};
-
 class CudaDecoder {
  public:
   /// Weights from a host model (uploaded and converted), or, when `model.weights` is empty,
-  /// synthetic weights generated on the device from `seed`.
+  /// synthetic weights generated on the device from `seed`. Throws EngineError when the model's
+  /// memory plan does not fit the device (naming the bytes needed and free) or no device exists.
   CudaDecoder(const Model& model, const DecoderOptions& opts, std::uint64_t seed = 0);
   ~CudaDecoder();
   CudaDecoder(const CudaDecoder&) = delete;
   CudaDecoder& operator=(const CudaDecoder&) = delete;
 
-  /// Runs `tokens` at positions [pos, pos + n), writes their K/V, and returns the next token
-  /// chosen on the device: greedy (argmax) or, with sample.temperature > 0, drawn from
-  /// softmax(logits / T). With want_logits, logits() then holds the last position's.
-  /// Throws EngineError for positions past the KV cache, bad token ids or a bad temperature.
+  /// Runs `tokens` at positions [pos, pos + n), writes their K/V (and advances recurrent
+  /// states), and returns the next token chosen on the device: greedy (argmax) or, with
+  /// sample.temperature > 0, drawn from softmax(logits / T). With want_logits, logits() then
+  /// holds the last position's. Throws EngineError for positions past the KV cache, bad token
+  /// ids, a bad temperature, or (hybrid models) a `pos` the recurrent state cannot resume from.
   int run(std::span<const int> tokens, int pos, bool want_logits, DeviceSample sample = {});
   std::span<const float> logits() const;
 
-  const ModelConfig& config() const { return w_.config; }
+  const ModelConfig& config() const { return config_; }
   int max_seq() const { return opts_.max_seq; }
   bool graphs_enabled() const { return opts_.graphs && vetoes().empty(); }
+  /// Whether graphs were asked for (a veto can still keep steps eager).
+  bool graphs_requested() const { return opts_.graphs; }
   /// Switches decode between graph replay and eager launches (same kernels either way).
   void set_graphs(bool on) { opts_.graphs = on; }
   /// Called with true before and false after each decode step (after its host sync): lets a
   /// tracer cut its trace into per-token windows. Empty function: none.
   void set_step_observer(std::function<void(bool)> observer) { observer_ = std::move(observer); }
+  /// Every block's capture veto, named "blk.<layer>.<kind>".
   std::vector<GraphVeto> vetoes() const;
   const DecodeCounters& counters() const { return counters_; }
   void reset_counters() { counters_ = {}; }
   const MemoryPlan& memory_plan() const { return plan_; }
   /// Stage of each kernel of a decode step, in launch order (graph and eager alike).
   const std::vector<Stage>& step_kernel_stages() const { return step_stages_; }
-  /// Bytes a decode step must read at KV length `kv_len`: weights (embedding row excepted) + K/V.
+  /// The stages a decode step reports (taken from the blocks: a dense model's 12, a hybrid's
+  /// mixer and ffn stages), fused ones included.
+  std::vector<Stage> stages() const;
+  /// Bytes a decode step must read at KV length `kv_len`: the dense weights (one embedding
+  /// row), the router and only the selected and shared experts, recurrent states read and
+  /// written, the K/V of the attention layers.
   std::size_t bytes_per_token(int kv_len) const;
   /// Context bucket (graph key) of a KV length: 256, 512, 1024, ...
   static int bucket_for(int kv_len);
-  /// Attention key slices per head in a bucket (fixed within a captured graph).
-  int splits_for(int bucket) const;
   cudaStream_t stream() const { return stream_; }
   /// Kernel nodes of every captured decode graph with their stages, in capture order.
-  std::vector<GraphKernelNode> graph_kernel_nodes() const;
+  std::vector<GraphKernelNode> graph_kernel_nodes() const { return graphs_.kernel_nodes(); }
+  /// Host milliseconds spent capturing decode graphs so far.
+  double graph_capture_ms() const { return graphs_.capture_ms(); }
   /// Instantiates every captured graph again (same nodes, new executables). A tracer that maps
   /// an executable's node clones back to the captured nodes calls this after it subscribes.
-  void reinstantiate_graphs();
+  void reinstantiate_graphs() { graphs_.reinstantiate(stream_); }
+
+  /// Hybrid models: see Backend::save_checkpoint / checkpoints.
+  bool has_recurrent_state() const { return !recurrent_.empty(); }
+  void save_checkpoint();
+  std::vector<int> checkpoints() const { return checkpoints_.positions(); }
 
  private:
   struct Step {
@@ -133,43 +140,30 @@ class CudaDecoder {
     int pos;
     kernels::DeviceSampling sampling;
   };
-  struct Captured {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    std::vector<GraphKernelNode> kernels;
-  };
 
-  void layout(const ModelConfig& c, Arena& arena);
-  int decode(int token, int pos, bool want_logits);
+  void layout(Arenas& a);
+  int decode(int token, int pos, bool want_logits, bool is_prefill);
   void prefill(std::span<const int> tokens, int pos, bool want_logits);
-  /// Enqueues one decode step; while capturing (not eager) returns its kernel nodes and stages.
-  std::vector<GraphKernelNode> enqueue_step(int bucket, bool eager);
-  void instantiate(Captured& cap);
-  void gemm(const void* w, int rows, int k, int ldw, const void* x, int ldx, int n, void* y, int ldy,
-            bool y_is_weight_type, float beta);
+  void prefill_by_steps(std::span<const int> tokens, int pos, bool want_logits);
+  /// Enqueues one decode step; while capturing returns its kernel nodes and stages.
+  std::vector<GraphKernelNode> enqueue_step(int bucket, LaunchTape::Mode mode);
+  void resume_state_at(int pos);
   void sync();
 
   DecoderOptions opts_;
-  DeviceWeights w_;
+  ModelConfig config_;
   MemoryPlan plan_;
-  std::unique_ptr<Arena> arena_;
+  std::unique_ptr<Arena> weights_, state_, workspace_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  std::vector<DecodeLayerPlan> layer_plans_;
+  std::unique_ptr<DeviceHead> head_;
+  std::vector<std::unique_ptr<DeviceBlock>> mixers_, ffns_;  ///< [n_layers]
+  std::vector<const DeviceBlock*> recurrent_;               ///< blocks with recurrent state
+  RecurrentCheckpoints checkpoints_;
+  bool chunked_prefill_ = true;
 
-  // KV cache, per layer K and V [n_kv][max_seq][head_dim].
-  std::vector<void*> k_cache_, v_cache_;
   // Decode workspace.
   float* x_ = nullptr;        // [dim] residual stream
-  float* qkv_ = nullptr;      // [q_dim + 2 kv_dim]
-  void* attn_ = nullptr;      // [ld_q] weight type
-  void* hb_ = nullptr;        // [ld_hidden] weight type
-  float* logits_d_ = nullptr; // [vocab]
-  float* part_o_ = nullptr;
-  float* part_ml_ = nullptr;
-  int* tickets_ = nullptr;
-  float* rope_cs_ = nullptr;  ///< the decode step's RoPE (cos, sin) table, written by the embedding kernel
-  void* argmax_scratch_ = nullptr;
   Step* step_d_ = nullptr;
   int* token_out_d_ = nullptr;
   // Prefill workspace.
@@ -178,7 +172,7 @@ class CudaDecoder {
   int* tokens_d_ = nullptr;
   float* px_ = nullptr;       // [chunk][dim]
   void* pxb_ = nullptr;       // [chunk][max(ld_dim, ld_q, ld_hidden)] weight type
-  float* pqkv_ = nullptr;     // [chunk][qkv_dim]; also reused as gate/up [chunk][2 hidden]
+  float* pf_ = nullptr;       // [chunk][max(qkv_dim, 2 hidden)] float32 (or weight type)
   void* pq_ = nullptr;        // [n_heads][chunk][d]
   float* ps_ = nullptr;       // [n_heads][chunk][ld_keys] (cuBLAS attention path only)
   void* pp_ = nullptr;        // same, weight type
@@ -188,7 +182,7 @@ class CudaDecoder {
   // Pinned host buffers.
   PinnedBuffer step_h_, token_h_, logits_h_, tokens_h_;
 
-  std::map<int, Captured> graphs_;
+  StepGraphs graphs_;
   std::vector<Stage> step_stages_;
   DecodeCounters counters_;
   std::function<void(bool)> observer_;

@@ -76,6 +76,8 @@ class Arena {
     return static_cast<char*>(buf_.get()) + at;
   }
   std::size_t used() const { return used_; }
+  /// The allocation (null for a counting arena).
+  void* base() const { return buf_.get(); }
   bool counting() const { return counting_; }
 
  private:

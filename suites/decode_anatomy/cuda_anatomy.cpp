@@ -14,12 +14,6 @@
 namespace atlas::suites {
 namespace {
 
-const char* stage_name(engine::Stage s) {
-  static const char* names[] = {"embed",     "attn_norm",   "qkv",      "rope",       "attention", "o_proj",
-                                "ffn_norm",  "ffn_gate_up", "ffn_down", "final_norm", "lm_head",   "sample"};
-  return names[static_cast<int>(s)];
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
@@ -77,7 +71,7 @@ TokenAnatomy analyse(const TraceWindow& w, const GraphStageMap& graph, const std
   a.attribution = ks.how;
   const std::vector<double> ns = exclusive_kernel_ns(w);
   for (std::size_t i = 0; i < w.kernels.size(); ++i)
-    a.stage_us[ks.stage.empty() ? "unattributed" : stage_name(ks.stage[i])] += ns[i] * 1e-3;
+    a.stage_us[ks.stage.empty() ? "unattributed" : std::string(engine::to_string(ks.stage[i]))] += ns[i] * 1e-3;
   return a;
 }
 

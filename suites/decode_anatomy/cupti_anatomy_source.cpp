@@ -58,13 +58,12 @@ class CuptiAnatomySource final : public AnatomySource {
     tracer_.reset();
     const auto& stages = dec_->step_kernel_stages();
     std::map<std::string, StageAnatomy> by;
-    // Every stage of a dense block reports, a zero included, so the record's metric set does not
-    // depend on what a step happened to launch. The CUDA decoder runs dense blocks only (the
-    // hybrid kinds come to CUDA later), so the gated-attention, GDN and MoE stages, which it never
-    // runs, are left out as the CPU anatomy leaves them out.
-    for (int i = 0; i < static_cast<int>(engine::Stage::attn_gate); ++i) {
+    // Every stage the model's blocks report, a zero included (a stage fused into another's
+    // kernel, e.g. attn_norm in the q/k/v GEMV), so the record's metric set does not depend on
+    // what a step happened to launch.
+    for (const engine::Stage st : dec_->stages()) {
       StageAnatomy s;
-      s.stage = std::string(engine::to_string(static_cast<engine::Stage>(i)));
+      s.stage = std::string(engine::to_string(st));
       s.calls = s.launches = s.graph_launches = s.host_syncs = s.copies_h2d = s.copies_d2h = s.time_ns = 0.0;
       by[s.stage] = s;
     }

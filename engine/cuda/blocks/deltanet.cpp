@@ -1,0 +1,158 @@
+// gated_deltanet mixer (Qwen3-Next linear attention; HF Qwen3NextGatedDeltaNet) on the device.
+// Decode is four launches (kernels/gdn.hpp): in_proj GEMV (attn_norm in its prologue), conv1d +
+// SiLU, the gated delta rule with the gated RMSNorm, out_proj GEMV (residual add fused).
+// Its state, float32 and per sequence: the conv window [conv_dim][kernel - 1] and the
+// recurrent state [v_heads][k_head_dim][v_head_dim], one allocation (what a checkpoint copies).
+#include <string>
+#include <vector>
+
+#include "engine/cuda/blocks/block_util.hpp"
+#include "engine/cuda/blocks/device_block.hpp"
+#include "kernels/gdn.hpp"
+#include "kernels/gemv.hpp"
+
+namespace atlas::engine::cuda {
+
+using kernels::DType;
+using kernels::padded_ld;
+
+namespace {
+
+class DeltaNetBlock final : public DeviceBlock {
+ public:
+  DeltaNetBlock(const ModelConfig& c, int layer, DType wt, bool veto) : c_(c), layer_(layer), wt_(wt), veto_(veto) {
+    shape_ = {c.gdn_k_heads, c.gdn_v_heads, c.gdn_k_head_dim, c.gdn_v_head_dim, c.gdn_conv_kernel};
+    ld_dim_ = padded_ld(c.dim);
+    ld_value_ = padded_ld(shape_.value_dim());
+    conv_floats_ = static_cast<std::size_t>(shape_.conv_dim()) * (shape_.conv_kernel - 1);
+    ssm_floats_ = static_cast<std::size_t>(shape_.v_heads) * shape_.k_dim * shape_.v_dim;
+  }
+  const char* kind() const override { return "gated_deltanet"; }
+
+  void layout(Arenas& a) override {
+    const std::size_t start = a.weights.used();
+    attn_norm_ = take(a.weights, wt_, padded_ld(c_.dim));
+    w_in_ = take(a.weights, wt_, static_cast<std::size_t>(shape_.proj_dim()) * ld_dim_);
+    conv_w_ = take<float>(a.weights, padded_ld(shape_.conv_dim() * shape_.conv_kernel));
+    dt_bias_ = take<float>(a.weights, padded_ld(shape_.v_heads));
+    a_neg_ = take<float>(a.weights, padded_ld(shape_.v_heads));
+    norm_ = take<float>(a.weights, padded_ld(shape_.v_dim));
+    w_out_ = take(a.weights, wt_, static_cast<std::size_t>(c_.dim) * ld_value_);
+    weight_bytes_ = a.weights.used() - start;
+    state_ = take<float>(a.state, conv_floats_ + ssm_floats_);
+    proj_ = take<float>(a.workspace, shape_.proj_dim());
+    conv_out_ = take<float>(a.workspace, shape_.conv_dim());
+    core_ = take(a.workspace, wt_, ld_value_);
+  }
+
+  void upload(const ModelWeights& mw, Uploader& up) override {
+    const LayerWeights& l = mw.layers[static_cast<std::size_t>(layer_)];
+    const DeltaNetWeights& g = l.gdn;
+    const std::string blk = "blk." + std::to_string(layer_) + ".";
+    up.vec(l.attn_norm, c_.dim, attn_norm_, (blk + "attn_norm").c_str());
+    // The checkpoint groups in_proj_qkvz rows by key head: [q (dk) | k (dk) | v (r dv) | z (r dv)],
+    // and in_proj_ba by key head: [b (r) | a (r)]. The device keeps [q | k | v | z] of all heads,
+    // then [b | a]: the conv reads its channels, and every kernel its heads, contiguously.
+    const int kh = shape_.k_heads, dk = shape_.k_dim, dv = shape_.v_dim, r = shape_.v_heads / kh;
+    const int group = 2 * dk + 2 * r * dv;
+    std::vector<int> qkvz;
+    for (int part = 0; part < 4; ++part)
+      for (int h = 0; h < kh; ++h) {
+        const int off = part == 0 ? 0 : part == 1 ? dk : part == 2 ? 2 * dk : 2 * dk + r * dv;
+        const int len = part < 2 ? dk : r * dv;
+        for (int i = 0; i < len; ++i) qkvz.push_back(h * group + off + i);
+      }
+    std::vector<int> ba;
+    for (int part = 0; part < 2; ++part)
+      for (int h = 0; h < kh; ++h)
+        for (int i = 0; i < r; ++i) ba.push_back(h * 2 * r + part * r + i);
+    const int qkvz_rows = c_.gdn_qkvz_dim();
+    up.gather_rows(g.in_qkvz, qkvz_rows, c_.dim, qkvz, w_in_, ld_dim_, (blk + "ssm_in").c_str());
+    up.gather_rows(g.in_ba, 2 * shape_.v_heads, c_.dim, ba,
+                   static_cast<char*>(w_in_) + static_cast<std::size_t>(qkvz_rows) * ld_dim_ * kernels::dtype_size(wt_),
+                   ld_dim_, (blk + "ssm_ba").c_str());
+    up.f32(g.conv1d, static_cast<std::size_t>(shape_.conv_dim()) * shape_.conv_kernel, conv_w_, (blk + "ssm_conv1d").c_str());
+    up.f32(g.dt_bias, shape_.v_heads, dt_bias_, (blk + "ssm_dt.bias").c_str());
+    up.f32(g.a, shape_.v_heads, a_neg_, (blk + "ssm_a").c_str());
+    up.f32(g.norm, shape_.v_dim, norm_, (blk + "ssm_norm").c_str());
+    up.rows(g.out, c_.dim, shape_.value_dim(), w_out_, ld_value_, ld_value_, (blk + "ssm_out").c_str());
+  }
+
+  void randomize(RandomFill& f) override {
+    f.gain(attn_norm_, c_.dim);
+    f.matrix(w_in_, shape_.proj_dim(), c_.dim, ld_dim_);
+    f.f32(conv_w_, shape_.conv_dim() * shape_.conv_kernel, 0.5f, 0.0f);
+    f.f32(dt_bias_, shape_.v_heads, 0.5f, 0.0f);
+    f.f32(a_neg_, shape_.v_heads, 0.5f, -1.0f);  // -exp(A_log) < 0: a decaying state
+    f.f32(norm_, shape_.v_dim, 0.1f, 1.0f);
+    f.matrix(w_out_, c_.dim, shape_.value_dim(), ld_value_);
+  }
+
+  void decode(StepContext& s) override {
+    cudaStream_t st = s.tape.stream();
+    s.tape.kernel(Stage::gdn_in_proj, [&] {
+      kernels::gemv({wt_, w_in_, shape_.proj_dim(), c_.dim, ld_dim_, kernels::GemvInput::rmsnorm, s.x, attn_norm_,
+                     c_.rms_eps, kernels::GemvOutput::store, proj_},
+                    st);
+    });
+    s.tape.kernel(Stage::gdn_conv, [&] {
+      kernels::gdn_conv_decode({shape_, proj_, conv_w_, state_, conv_out_}, st);
+    });
+    s.tape.kernel(Stage::gdn_recurrence, [&] {  // the gated RMSNorm fused
+      kernels::GdnRecurrenceArgs a;
+      a.shape = shape_;
+      a.wtype = wt_;
+      a.conv = conv_out_;
+      a.proj = proj_;
+      a.a_neg = a_neg_;
+      a.dt_bias = dt_bias_;
+      a.norm = norm_;
+      a.eps = c_.rms_eps;
+      a.state = state_ + conv_floats_;
+      a.out = core_;
+      kernels::gdn_recurrence_decode(a, st);
+    });
+    s.tape.kernel(Stage::gdn_out_proj, [&] {
+      kernels::gemv({wt_, w_out_, c_.dim, shape_.value_dim(), ld_value_, kernels::GemvInput::plain, core_, nullptr, 0.0f,
+                     kernels::GemvOutput::add, s.x},
+                    st);
+    });
+  }
+
+  std::vector<Stage> stages() const override {
+    // attn_norm runs in in_proj's prologue, the gated RMSNorm inside the recurrence kernel.
+    return {Stage::attn_norm, Stage::gdn_in_proj, Stage::gdn_conv, Stage::gdn_recurrence, Stage::gdn_norm, Stage::gdn_out_proj};
+  }
+  std::optional<std::string> capture_veto() const override {
+    if (veto_) return std::string("capture refused by the ATLAS_CUDA_VETO_LAYER test hook");
+    return std::nullopt;
+  }
+  DeviceState recurrent_state() const override { return {state_, sizeof(float) * (conv_floats_ + ssm_floats_)}; }
+  std::size_t bytes_per_token(int) const override {
+    return weight_bytes_ + 2 * sizeof(float) * (conv_floats_ + ssm_floats_);  // state read and written
+  }
+  std::size_t weight_bytes() const override { return weight_bytes_; }
+
+ private:
+  const ModelConfig& c_;
+  int layer_;
+  DType wt_;
+  bool veto_;
+  kernels::GdnShape shape_;
+  int ld_dim_ = 0, ld_value_ = 0;
+  std::size_t conv_floats_ = 0, ssm_floats_ = 0, weight_bytes_ = 0;
+  void *attn_norm_ = nullptr, *w_in_ = nullptr, *w_out_ = nullptr;
+  float *conv_w_ = nullptr, *dt_bias_ = nullptr, *a_neg_ = nullptr, *norm_ = nullptr;
+  float* state_ = nullptr;    ///< conv window, then the recurrent state
+  float* proj_ = nullptr;     ///< [proj_dim]
+  float* conv_out_ = nullptr; ///< [conv_dim]
+  void* core_ = nullptr;      ///< weight type [ld_value]
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBlock> make_deltanet_block(const ModelConfig& c, int layer, DType wt, bool veto) {
+  return std::make_unique<DeltaNetBlock>(c, layer, wt, veto);
+}
+
+}  // namespace atlas::engine::cuda

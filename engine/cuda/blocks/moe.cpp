@@ -1,0 +1,171 @@
+// moe ffn (Qwen3-Next sparse MoE: HF Qwen3NextSparseMoeBlock) on the device. Decode is five
+// launches (kernels/moe.hpp), all on the device, whatever the routing: the router GEMV
+// (ffn_norm in its prologue; the shared expert's gate is its last row), the normed input in
+// the weight type, softmax + top-k, the selected experts' (and the shared expert's) gate/up in
+// one launch, their down projections and the weighted combine in one launch.
+// The experts of a layer are one allocation, [n_experts][rows][ld], so one launch reaches all.
+#include <algorithm>
+#include <string>
+
+#include "engine/error.hpp"
+
+#include "engine/cuda/blocks/block_util.hpp"
+#include "engine/cuda/blocks/device_block.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/gemv.hpp"
+#include "kernels/moe.hpp"
+
+namespace atlas::engine::cuda {
+
+using kernels::DType;
+using kernels::padded_ld;
+
+namespace {
+
+class MoeBlock final : public DeviceBlock {
+ public:
+  MoeBlock(const ModelConfig& c, int layer, DType wt) : c_(c), layer_(layer), wt_(wt) {
+    E_ = c.n_experts;
+    K_ = c.n_experts_used;
+    eh_ = c.expert_hidden_dim;
+    sh_ = c.shared_expert_hidden_dim;
+    ld_dim_ = padded_ld(c.dim);
+    ld_eh_ = padded_ld(eh_);
+    ld_sh_ = sh_ > 0 ? padded_ld(sh_) : 0;
+    ld_h_ = std::max(ld_eh_, ld_sh_);
+    router_rows_ = E_ + (sh_ > 0 ? 1 : 0);
+  }
+  const char* kind() const override { return "moe"; }
+
+  void layout(Arenas& a) override {
+    const std::size_t start = a.weights.used();
+    ffn_norm_ = take(a.weights, wt_, ld_dim_);
+    router_ = take(a.weights, wt_, static_cast<std::size_t>(router_rows_) * ld_dim_);
+    gate_up_ = take(a.weights, wt_, static_cast<std::size_t>(E_) * 2 * eh_ * ld_dim_);
+    down_ = take(a.weights, wt_, static_cast<std::size_t>(E_) * c_.dim * ld_eh_);
+    if (sh_ > 0) {
+      sh_gate_up_ = take(a.weights, wt_, 2 * static_cast<std::size_t>(sh_) * ld_dim_);
+      sh_down_ = take(a.weights, wt_, static_cast<std::size_t>(c_.dim) * ld_sh_);
+    }
+    weight_bytes_ = a.weights.used() - start;
+    logits_ = take<float>(a.workspace, router_rows_);
+    xn_ = take(a.workspace, wt_, ld_dim_);
+    ids_ = take<int>(a.workspace, K_);
+    weights_ = take<float>(a.workspace, K_ + 1);
+    h_ = take(a.workspace, wt_, static_cast<std::size_t>(K_ + 1) * ld_h_);
+  }
+
+  void upload(const ModelWeights& mw, Uploader& up) override {
+    const LayerWeights& l = mw.layers[static_cast<std::size_t>(layer_)];
+    const MoeWeights& m = l.moe;
+    const std::string blk = "blk." + std::to_string(layer_) + ".";
+    const std::size_t es = kernels::dtype_size(wt_);
+    up.vec(l.ffn_norm, c_.dim, ffn_norm_, (blk + "ffn_norm").c_str());
+    up.rows(m.router, E_, c_.dim, router_, ld_dim_, ld_dim_, (blk + "ffn_gate_inp").c_str());
+    if (sh_ > 0)
+      up.rows(m.shared_gate, 1, c_.dim, static_cast<char*>(router_) + static_cast<std::size_t>(E_) * ld_dim_ * es, ld_dim_,
+              ld_dim_, (blk + "ffn_gate_inp_shexp").c_str());
+    if (m.gate_exps.size() != static_cast<std::size_t>(E_) || m.up_exps.size() != m.gate_exps.size() ||
+        m.down_exps.size() != m.gate_exps.size())
+      throw EngineError("cuda upload: " + blk + "ffn_*_exps has " + std::to_string(m.gate_exps.size()) + " experts, expected " +
+                        std::to_string(E_));
+    const std::size_t gu_expert = 2 * static_cast<std::size_t>(eh_) * ld_dim_ * es;
+    const std::size_t down_expert = static_cast<std::size_t>(c_.dim) * ld_eh_ * es;
+    for (int e = 0; e < E_; ++e) {
+      const std::size_t i = static_cast<std::size_t>(e);
+      char* gu = static_cast<char*>(gate_up_) + i * gu_expert;
+      const std::string ex = "[" + std::to_string(e) + "]";
+      up.rows(m.gate_exps[i], eh_, c_.dim, gu, ld_dim_, 2 * ld_dim_, (blk + "ffn_gate_exps" + ex).c_str());
+      up.rows(m.up_exps[i], eh_, c_.dim, gu + static_cast<std::size_t>(ld_dim_) * es, ld_dim_, 2 * ld_dim_,
+              (blk + "ffn_up_exps" + ex).c_str());
+      up.rows(m.down_exps[i], c_.dim, eh_, static_cast<char*>(down_) + i * down_expert, ld_eh_, ld_eh_,
+              (blk + "ffn_down_exps" + ex).c_str());
+    }
+    if (sh_ > 0) {
+      char* gu = static_cast<char*>(sh_gate_up_);
+      up.rows(m.gate_shexp, sh_, c_.dim, gu, ld_dim_, 2 * ld_dim_, (blk + "ffn_gate_shexp").c_str());
+      up.rows(m.up_shexp, sh_, c_.dim, gu + static_cast<std::size_t>(ld_dim_) * es, ld_dim_, 2 * ld_dim_,
+              (blk + "ffn_up_shexp").c_str());
+      up.rows(m.down_shexp, c_.dim, sh_, sh_down_, ld_sh_, ld_sh_, (blk + "ffn_down_shexp").c_str());
+    }
+  }
+
+  void randomize(RandomFill& f) override {
+    f.gain(ffn_norm_, c_.dim);
+    f.matrix(router_, router_rows_, c_.dim, ld_dim_);
+    f.matrix(gate_up_, E_ * 2 * eh_, c_.dim, ld_dim_);
+    f.matrix(down_, E_ * c_.dim, eh_, ld_eh_);
+    if (sh_ > 0) {
+      f.matrix(sh_gate_up_, 2 * sh_, c_.dim, ld_dim_);
+      f.matrix(sh_down_, c_.dim, sh_, ld_sh_);
+    }
+  }
+
+  kernels::MoeArgs args(float* y) const {
+    kernels::MoeArgs a;
+    a.wtype = wt_;
+    a.dim = c_.dim;
+    a.ld_in = ld_dim_;
+    a.k = K_;
+    a.routed = {gate_up_, down_, eh_, ld_eh_};
+    if (sh_ > 0) a.shared = {sh_gate_up_, sh_down_, sh_, ld_sh_};
+    a.ids = ids_;
+    a.weights = weights_;
+    a.x = xn_;
+    a.h = h_;
+    a.ld_h = ld_h_;
+    a.y = y;
+    return a;
+  }
+
+  void decode(StepContext& s) override {
+    cudaStream_t st = s.tape.stream();
+    s.tape.kernel(Stage::moe_router, [&] {  // ffn_norm in the prologue
+      kernels::gemv({wt_, router_, router_rows_, c_.dim, ld_dim_, kernels::GemvInput::rmsnorm, s.x, ffn_norm_, c_.rms_eps,
+                     kernels::GemvOutput::store, logits_},
+                    st);
+    });
+    s.tape.kernel(Stage::moe_router, [&] { kernels::rmsnorm_rows(wt_, s.x, ffn_norm_, c_.rms_eps, 1, c_.dim, xn_, ld_dim_, st); });
+    s.tape.kernel(Stage::moe_router, [&] {
+      kernels::moe_topk({logits_, E_, K_, c_.norm_topk_prob, sh_ > 0, ids_, weights_}, st);
+    });
+    const kernels::MoeArgs a = args(s.x);
+    s.tape.kernel(Stage::moe_experts, [&] { kernels::moe_gate_up(a, st); });
+    s.tape.kernel(Stage::moe_experts, [&] { kernels::moe_down(a, st); });
+  }
+
+  std::vector<Stage> stages() const override {
+    // ffn_norm runs in the router GEMV's prologue; the shared expert inside the experts' launches.
+    if (sh_ > 0) return {Stage::ffn_norm, Stage::moe_router, Stage::moe_experts, Stage::moe_shared};
+    return {Stage::ffn_norm, Stage::moe_router, Stage::moe_experts};
+  }
+  std::size_t bytes_per_token(int) const override {
+    const std::size_t es = kernels::dtype_size(wt_);
+    const std::size_t per_expert = (2 * static_cast<std::size_t>(eh_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_eh_) * es;
+    const std::size_t shared = (2 * static_cast<std::size_t>(sh_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_sh_) * es;
+    return (static_cast<std::size_t>(ld_dim_) * (1 + router_rows_)) * es + K_ * per_expert + shared;
+  }
+  std::size_t weight_bytes() const override { return weight_bytes_; }
+
+ private:
+  const ModelConfig& c_;
+  int layer_;
+  DType wt_;
+  int E_ = 0, K_ = 0, eh_ = 0, sh_ = 0, ld_dim_ = 0, ld_eh_ = 0, ld_sh_ = 0, ld_h_ = 0, router_rows_ = 0;
+  std::size_t weight_bytes_ = 0;
+  void *ffn_norm_ = nullptr, *router_ = nullptr, *gate_up_ = nullptr, *down_ = nullptr;
+  void *sh_gate_up_ = nullptr, *sh_down_ = nullptr;
+  float* logits_ = nullptr;   ///< [n_experts (+ 1)]
+  void* xn_ = nullptr;        ///< weight type [ld_dim]: RMSNorm(x) * ffn_norm
+  int* ids_ = nullptr;        ///< [k]
+  float* weights_ = nullptr;  ///< [k + 1]
+  void* h_ = nullptr;         ///< weight type [k + 1][ld_h]
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBlock> make_moe_block(const ModelConfig& c, int layer, DType wt) {
+  return std::make_unique<MoeBlock>(c, layer, wt);
+}
+
+}  // namespace atlas::engine::cuda

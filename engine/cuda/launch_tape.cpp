@@ -1,0 +1,45 @@
+#include "engine/cuda/launch_tape.hpp"
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <string>
+
+#include "kernels/check.hpp"
+
+namespace atlas::engine::cuda {
+
+namespace {
+// NVTX wants NUL-terminated names; the stage names are string_views over literals.
+const char* nvtx_name(Stage s) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (int i = 0; i < kStageCount; ++i) v.emplace_back(to_string(static_cast<Stage>(i)));
+    return v;
+  }();
+  return names[static_cast<std::size_t>(s)].c_str();
+}
+}  // namespace
+
+void LaunchTape::push(Stage s) {
+  if (eager()) nvtxRangePushA(nvtx_name(s));
+}
+
+void LaunchTape::pop() {
+  if (eager()) nvtxRangePop();
+}
+
+void LaunchTape::record(Stage s) {
+  stages_.push_back(s);
+  if (eager()) {
+    if (launches_) ++*launches_;
+    return;
+  }
+  // Capturing one stream: the node just added is the capture's only dependency (a chain).
+  cudaStreamCaptureStatus status;
+  const cudaGraphNode_t* deps = nullptr;
+  std::size_t n_deps = 0;
+  ATLAS_CUDA_CHECK(cudaStreamGetCaptureInfo(stream_, &status, nullptr, nullptr, &deps, nullptr, &n_deps));
+  nodes_.push_back({n_deps == 1 ? deps[0] : nullptr, s});
+}
+
+}  // namespace atlas::engine::cuda

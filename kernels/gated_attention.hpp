@@ -1,0 +1,13 @@
+#pragma once
+// The output gate of Qwen3-Next's gated attention (HF Qwen3NextAttention:
+// attn_output * sigmoid(gate), gate from q_proj's second half per head).
+#include <cuda_runtime_api.h>
+
+#include "kernels/dtype.hpp"
+
+namespace atlas::kernels {
+
+/// attn[i] (weight type) *= sigmoid(gate[i]) (float32), i < n. One launch.
+void attention_output_gate(DType wtype, void* attn, const float* gate, int n, cudaStream_t stream);
+
+}  // namespace atlas::kernels

@@ -1,0 +1,202 @@
+// Qwen3-Next (gated_deltanet + gated_attention + moe blocks) on the CUDA backend against the CPU
+// backend (the numerical reference) on identical weights: fp32 logits and greedy tokens, at depth,
+// graph replay == eager bit for bit, the one-launch-per-token counts, vetoes by layer, prefix
+// reuse from recurrent-state checkpoints.
+#ifdef ATLAS_HAVE_CUDA
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/cuda/cuda_backend.hpp"
+#include "engine/cuda/cuda_decoder.hpp"
+#include "engine/formats/presets.hpp"
+#include "tests/gpu/gpu_test_util.hpp"
+
+using namespace atlas;
+using namespace atlas::test::gpu;
+using engine::cuda::CudaDecoder;
+
+namespace {
+
+engine::Model tiny_hybrid(int max_seq = 4608, std::uint64_t seed = 17) {
+  return engine::make_preset_model("qwen3-next-tiny", seed, max_seq);
+}
+
+std::unique_ptr<engine::Backend> backend(const engine::Model& m, const char* name, bool fp32 = true, bool graphs = true) {
+  engine::BackendOptions o;
+  o.name = name;
+  o.fp32 = fp32;
+  o.decode_graphs = graphs;
+  o.threads = 8;
+  return engine::make_backend(m, o);
+}
+
+float max_abs(std::span<const float> v) {
+  float m = 0;
+  for (float x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+struct Compare {
+  double max_diff = 0, scale = 0;
+  int argmax = 0;
+  double margin = 0;  ///< reference's top-1 minus top-2 logit
+};
+
+Compare compare(std::span<const float> got, std::span<const float> want) {
+  Compare c;
+  for (std::size_t i = 0; i < want.size(); ++i) c.max_diff = std::max(c.max_diff, double(std::abs(got[i] - want[i])));
+  c.scale = max_abs(want);
+  c.argmax = static_cast<int>(std::max_element(want.begin(), want.end()) - want.begin());
+  float second = -INFINITY;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (static_cast<int>(i) != c.argmax) second = std::max(second, want[i]);
+  c.margin = want[static_cast<std::size_t>(c.argmax)] - second;
+  return c;
+}
+
+/// Prefills `prompt_len` tokens on both backends, then decodes `steps` tokens teacher-forced by
+/// the CPU's greedy choice; logits within 1e-4 x max|logit| at every step, greedy equal where
+/// the CPU's top two are further apart than twice that bound.
+void check_parity(int prompt_len, int steps) {
+  const engine::Model m = tiny_hybrid();
+  auto cpu = backend(m, "cpu");
+  auto gpu = backend(m, "cuda");
+  std::vector<int> prompt(static_cast<std::size_t>(prompt_len));
+  for (int i = 0; i < prompt_len; ++i) prompt[static_cast<std::size_t>(i)] = (i * 37 + 11) % m.config.vocab_size;
+  const auto first = cpu->forward(prompt, 0);
+  std::vector<float> want(first.begin(), first.end());
+  auto got = gpu->forward(prompt, 0);
+  int decided = 0;
+  for (int s = 0; s <= steps; ++s) {
+    const Compare c = compare(got, want);
+    INFO("step " << s << " (position " << prompt_len + s << "): max |diff| " << c.max_diff << ", max |logit| " << c.scale);
+    REQUIRE(c.max_diff <= 1e-4 * c.scale);
+    if (c.margin > 2e-4 * c.scale) {
+      ++decided;
+      CHECK(static_cast<int>(std::max_element(got.begin(), got.end()) - got.begin()) == c.argmax);
+    }
+    if (s == steps) break;
+    const int next = c.argmax;
+    const int pos = prompt_len + s;
+    auto w = cpu->forward(std::span<const int>(&next, 1), pos);
+    want.assign(w.begin(), w.end());
+    got = gpu->forward(std::span<const int>(&next, 1), pos);
+  }
+  CHECK(decided >= steps / 2);  // the check compared tokens, not only logits
+}
+
+}  // namespace
+
+TEST_CASE("qwen3-next-tiny: fp32 CUDA matches the CPU backend (prompt 11, 40 decode steps)") {
+  ATLAS_REQUIRE_GPU();
+  check_parity(11, 40);
+}
+
+TEST_CASE("qwen3-next-tiny: fp32 CUDA matches the CPU backend at depth 4k (prompt 4100, 8 decode steps)") {
+  ATLAS_REQUIRE_GPU();
+  check_parity(4100, 8);
+}
+
+TEST_CASE("qwen3-next-tiny: graph replay == eager bit for bit; 1 graph launch, 1 H2D, 1 D2H, 1 sync per token") {
+  ATLAS_REQUIRE_GPU();
+  for (const bool fp32 : {false, true}) {
+    const engine::Model m = tiny_hybrid(1024);
+    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::DType::f32 : kernels::DType::bf16, 1024);
+    CudaDecoder g(m, o);
+    o.graphs = false;
+    CudaDecoder e(m, o);
+    CHECK(g.vetoes().empty());
+    CHECK(g.graphs_enabled());
+    std::vector<int> prompt = {3, 141, 59, 26, 5, 35};
+    int tg = g.run(prompt, 0, false), te = e.run(prompt, 0, false);
+    CHECK(tg == te);
+    g.reset_counters();
+    e.reset_counters();
+    const int steps = 300;  // crosses the 256 bucket: a second capture
+    for (int s = 0; s < steps; ++s) {
+      const int pos = static_cast<int>(prompt.size()) + s;
+      tg = g.run(std::span<const int>(&tg, 1), pos, true);
+      std::vector<float> lg(g.logits().begin(), g.logits().end());
+      te = e.run(std::span<const int>(&te, 1), pos, true);
+      REQUIRE(tg == te);
+      REQUIRE(std::memcmp(lg.data(), e.logits().data(), lg.size() * sizeof(float)) == 0);
+    }
+    const auto& cg = g.counters();
+    CHECK(cg.decode_steps == steps);
+    CHECK(cg.graph_launches == steps);
+    CHECK(cg.graph_captures == 1);  // the prompt captured the 256 bucket; 512 here
+    CHECK(cg.kernel_launches == 0);
+    CHECK(cg.host_syncs == steps);
+    CHECK(cg.h2d_copies == steps);
+    CHECK(cg.d2h_copies == 2 * steps);  // token + the logits asked for here
+    // The blocks' launches per step: embed; per gated_deltanet 4, per gated_attention 4, per
+    // moe 5; lm_head and sample.
+    int expect = 3;
+    for (int l = 0; l < m.config.n_layers; ++l)
+      expect += 4 + 5;  // gated_deltanet and gated_attention both launch 4
+    CHECK(g.step_kernel_stages().size() == static_cast<std::size_t>(expect));
+    CHECK(e.counters().kernel_launches == static_cast<std::int64_t>(steps) * expect);
+    CHECK(g.step_kernel_stages() == e.step_kernel_stages());
+  }
+}
+
+TEST_CASE("qwen3-next-tiny: a vetoed layer is named with its kind and turns decode eager, same tokens") {
+  ATLAS_REQUIRE_GPU();
+  const engine::Model m = tiny_hybrid(512);
+  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 512);
+  CudaDecoder g(m, o);
+  o.veto_layer = 0;
+  CudaDecoder v(m, o);
+  const auto vetoes = v.vetoes();
+  REQUIRE(vetoes.size() == 1);
+  CHECK(vetoes[0].layer == "blk.0.gated_deltanet");
+  CHECK(!v.graphs_enabled());
+  std::vector<int> prompt = {1, 2, 3, 4};
+  int a = g.run(prompt, 0, false), b = v.run(prompt, 0, false);
+  for (int s = 0; s < 20; ++s) {
+    REQUIRE(a == b);
+    a = g.run(std::span<const int>(&a, 1), 4 + s, false);
+    b = v.run(std::span<const int>(&b, 1), 4 + s, false);
+  }
+  CHECK(v.counters().graph_launches == 0);
+}
+
+TEST_CASE("qwen3-next-tiny on CUDA: prefix reuse resumes from a recurrent-state checkpoint; logits equal a cold run") {
+  ATLAS_REQUIRE_GPU();
+  const engine::Model m = tiny_hybrid(512);
+  auto warm = backend(m, "cuda");
+  auto cold = backend(m, "cuda");
+  REQUIRE(warm->has_recurrent_state());
+  const std::vector<int> prefix = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+  const std::vector<int> first = {100, 101, 102}, second = {200, 201, 202, 203};
+  warm->forward(prefix, 0);
+  warm->save_checkpoint();
+  CHECK(warm->checkpoints() == std::vector<int>{10});
+  warm->forward(first, 10);
+  // Back to the end of the prefix: the state is restored from the checkpoint, not truncated.
+  const auto resumed = warm->forward(second, 10);
+  std::vector<float> w(resumed.begin(), resumed.end());
+  std::vector<int> all = prefix;
+  all.insert(all.end(), second.begin(), second.end());
+  auto c = cold->forward(all, 0);
+  REQUIRE(w.size() == c.size());
+  CHECK(std::memcmp(w.data(), c.data(), w.size() * sizeof(float)) == 0);
+  // A position with no checkpoint is an error naming it.
+  CHECK_THROWS_WITH_AS(warm->forward(first, 3), doctest::Contains("cannot resume at position 3"), atlas::Error);
+}
+
+TEST_CASE("a model too large for the GPU is refused at load with the bytes needed and free") {
+  ATLAS_REQUIRE_GPU();
+  engine::Model m;
+  m.config = engine::find_preset("qwen3-next-80b-a3b").config;  // ~160 GB in bf16
+  m.config.max_seq_len = 4096;
+  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 4096);
+  CHECK_THROWS_WITH_AS(CudaDecoder(m, o, 1), doctest::Contains("of device memory (weights"), atlas::Error);
+}
+
+#endif
