@@ -38,7 +38,15 @@ __global__ void __launch_bounds__(kTopkThreads) moe_topk_kernel(MoeTopkArgs a) {
   sum = dev::block_sum(sum, red);
   for (int e = tid; e < E; e += blockDim.x) p[e] /= sum;
   __syncthreads();
-  for (int r = 0; r < a.k; ++r) {
+  for (int r = 0; r < a.k && a.chosen != nullptr; ++r) {
+    if (tid == 0) {
+      const int e = min(max(a.chosen[r], 0), E - 1);
+      chosen[r] = e;
+      chosen_p[r] = p[e];
+    }
+  }
+  __syncthreads();
+  for (int r = 0; r < a.k && a.chosen == nullptr; ++r) {
     // Largest remaining probability, the lower id on a tie (a chosen expert is marked -1).
     float v = -1.0f;
     int idx = E;
@@ -56,8 +64,9 @@ __global__ void __launch_bounds__(kTopkThreads) moe_topk_kernel(MoeTopkArgs a) {
       int bi = best_i[0];
       for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w)
         if (best_v[w] > bv || (best_v[w] == bv && best_i[w] < bi)) { bv = best_v[w]; bi = best_i[w]; }
+      bi = min(bi, E - 1);  // all-NaN logits pick nothing: keep the index in range
       chosen[r] = bi;
-      chosen_p[r] = bv;
+      chosen_p[r] = p[bi];
       p[bi] = -1.0f;
     }
     __syncthreads();

@@ -21,9 +21,13 @@ struct MoeTopkArgs {
   bool shared = false;            ///< weights[k] = sigmoid(logits[n_experts]) (else 0)
   int* ids = nullptr;             ///< out [k]: expert ids, highest probability first
   float* weights = nullptr;       ///< out [k + 1]: routing weights, then the shared expert's gate
+  /// Device [k]: experts chosen elsewhere (routing on the host, ATLAS_MOE_HOST_ROUTING); the
+  /// kernel then only computes their weights, with the same arithmetic. Null: choose here.
+  const int* chosen = nullptr;
 };
 /// softmax over the experts in float32, the k largest (an exact tie goes to the lower expert id,
-/// as the CPU backend), renormalised when norm_topk. One launch of one block.
+/// as the CPU backend), renormalised when norm_topk. One launch of one block. With `chosen`,
+/// the given experts in the given order instead of the k largest.
 void moe_topk(const MoeTopkArgs& a, cudaStream_t stream);
 
 /// The experts of one layer, stacked in one allocation so one launch reaches all of them.

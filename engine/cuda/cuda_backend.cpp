@@ -17,7 +17,7 @@ class CudaBackend final : public Backend {
  public:
   // The per-token delay test hook (inject_decode_delay_us) is applied by Session for every backend.
   CudaBackend(const Model& model, const BackendOptions& opts)
-      : opts_(opts), decoder_(model, decoder_options(model, opts), model.source.seed) {}
+      : opts_(opts), decoder_(model, decoder_options(opts), model.source.seed) {}
 
   std::string_view name() const override { return "cuda"; }
   int max_seq_len() const override { return decoder_.max_seq(); }
@@ -45,12 +45,13 @@ class CudaBackend final : public Backend {
   cuda::CudaDecoder& decoder() { return decoder_; }
 
  private:
-  static cuda::DecoderOptions decoder_options(const Model& model, const BackendOptions& opts) {
+  static cuda::DecoderOptions decoder_options(const BackendOptions& opts) {
     cuda::DecoderOptions d;
     d.wtype = opts.fp32 ? kernels::DType::f32 : kernels::DType::bf16;
-    d.max_seq = opts.max_seq_len > 0 ? opts.max_seq_len : model.config.max_seq_len;
+    d.max_seq = opts.max_seq_len;  // 0: the model's, within the kernels' bound (CudaDecoder)
     d.graphs = opts.decode_graphs && !env_flag("ATLAS_NO_DECODE_GRAPHS");
     if (const char* v = std::getenv("ATLAS_CUDA_VETO_LAYER"); v && *v) d.veto_layer = std::atoi(v);
+    d.moe_host_routing = env_flag("ATLAS_MOE_HOST_ROUTING");
     return d;
   }
 

@@ -55,7 +55,19 @@ int CudaDecoder::bucket_for(int kv_len) {
 CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::uint64_t seed)
     : opts_(opts), config_(model.config) {
   const ModelConfig& c = config_;
-  if (opts_.max_seq <= 0) opts_.max_seq = c.max_seq_len;
+  int dev_count = 0;
+  if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0)
+    throw EngineError("cuda backend: no CUDA device");
+  if (opts_.max_seq <= 0) {
+    // The model's context length, within what the decode kernels take (a caller who asks for
+    // more gets the attention block's error naming the bound).
+    opts_.max_seq = c.max_seq_len;
+    for (int l = 0; l < c.n_layers; ++l)
+      if (c.block(l).mixer != MixerKind::gated_deltanet) {
+        opts_.max_seq = std::min(opts_.max_seq, attention_max_context(c, opts_.wtype));
+        break;
+      }
+  }
   if (opts_.max_seq <= 0) throw EngineError("cuda backend: max_seq_len must be > 0");
   // bucket_for doubles an int from 256 up to max_seq: beyond 2^30 it overflowed (a model file
   // claiming context_length 2^31 - 1 whose small KV cache fits on an H200 would spin there).
@@ -70,10 +82,6 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
     if (c.head_dim % 8 != 0 || c.head_dim > 512)
       throw EngineError("cuda backend: head_dim must be a multiple of 8 and <= 512, got " + std::to_string(c.head_dim));
   }
-  int dev_count = 0;
-  if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0)
-    throw EngineError("cuda backend: no CUDA device");
-
   // Prefill attention: the fused flash kernel where it applies (bf16, d = 64/128), else scores
   // materialised through cuBLAS. ATLAS_PREFILL_ATTENTION=gemm forces the latter (A/B runs).
   {
@@ -84,7 +92,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   head_ = std::make_unique<DeviceHead>(config_, opts_.wtype);
   for (int l = 0; l < c.n_layers; ++l) {
     mixers_.push_back(make_device_mixer(config_, l, opts_.wtype, l == opts_.veto_layer, opts_.max_seq));
-    ffns_.push_back(make_device_ffn(config_, l, opts_.wtype));
+    ffns_.push_back(make_device_ffn(config_, l, opts_.wtype, opts_.moe_host_routing));
     chunked_prefill_ = chunked_prefill_ && mixers_.back()->has_chunked_prefill() && ffns_.back()->has_chunked_prefill();
     if (mixers_.back()->recurrent_state().bytes > 0)
       recurrent_.push_back(mixers_.back().get());
@@ -329,7 +337,7 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, Dev
 // Decode
 
 std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, LaunchTape::Mode mode) {
-  LaunchTape tape(stream_, mode, &counters_.kernel_launches);
+  LaunchTape tape(stream_, mode, &counters_);
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(step_d_, step_h_.get(), sizeof(Step), cudaMemcpyHostToDevice, stream_));
   StepContext ctx{tape, config_, opts_.wtype, opts_.max_seq, x_, &step_d_->pos, head_->rope_table(), bucket};
   head_->embed(ctx, &step_d_->token);

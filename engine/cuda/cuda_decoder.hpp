@@ -40,6 +40,9 @@ struct DecoderOptions {
   int max_seq = 0;            ///< KV capacity (tokens)
   bool graphs = true;         ///< capture/replay decode steps
   int veto_layer = -1;        ///< test hook (ATLAS_CUDA_VETO_LAYER): this layer refuses capture
+  /// moe layers choose their experts on the host (ATLAS_MOE_HOST_ROUTING=1): one D2H copy and
+  /// one host sync per moe layer per token, capture vetoed (the investigation's experiment).
+  bool moe_host_routing = false;
   /// Most prompt tokens per prefill pass (longer prompts run in chunks). 0: 4096 with the flash
   /// attention kernel (one pass keeps the GEMMs large), 1024 with materialised scores.
   int max_prefill_chunk = 0;
@@ -50,24 +53,6 @@ struct DecoderOptions {
 struct DeviceSample {
   float temperature = 0.0f;
   std::uint64_t seed = 0;
-};
-
-/// Host-side tallies of what the decoder asked of the driver (CUPTI measures the same
-/// independently in the decode-anatomy suite).
-struct DecodeCounters {
-  std::int64_t decode_steps = 0;
-  std::int64_t graph_steps = 0;      ///< decode steps run by graph replay
-  std::int64_t eager_steps = 0;
-  std::int64_t graph_launches = 0;
-  std::int64_t graph_captures = 0;   ///< (re-)captures: one per context-length bucket met
-  std::int64_t kernel_launches = 0;  ///< kernels launched from the host (eager and prefill)
-  std::int64_t host_syncs = 0;
-  std::int64_t h2d_copies = 0, d2h_copies = 0;  ///< host-issued or replayed copies
-  std::int64_t h2d_bytes = 0, d2h_bytes = 0;
-  std::int64_t prefill_calls = 0, prefill_tokens = 0;
-  /// Prefill tokens run as decode steps (models with a block that has no chunked prefill); their
-  /// copies and syncs are counted above, their steps are not decode steps.
-  std::int64_t prefill_steps = 0;
 };
 
 /// The memory plan, fixed at load.

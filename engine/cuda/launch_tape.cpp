@@ -31,7 +31,7 @@ void LaunchTape::pop() {
 void LaunchTape::record(Stage s) {
   stages_.push_back(s);
   if (eager()) {
-    if (launches_) ++*launches_;
+    if (counters_) ++counters_->kernel_launches;
     return;
   }
   // Capturing one stream: the node just added is the capture's only dependency (a chain).
@@ -40,6 +40,34 @@ void LaunchTape::record(Stage s) {
   std::size_t n_deps = 0;
   ATLAS_CUDA_CHECK(cudaStreamGetCaptureInfo(stream_, &status, nullptr, nullptr, &deps, nullptr, &n_deps));
   nodes_.push_back({n_deps == 1 ? deps[0] : nullptr, s});
+}
+
+void LaunchTape::copy_d2h(Stage s, void* host, const void* device, std::size_t bytes) {
+  push(s);
+  ATLAS_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
+  pop();
+  if (counters_) {
+    ++counters_->d2h_copies;
+    counters_->d2h_bytes += static_cast<std::int64_t>(bytes);
+  }
+}
+
+void LaunchTape::copy_h2d(Stage s, void* device, const void* host, std::size_t bytes) {
+  push(s);
+  ATLAS_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
+  pop();
+  if (counters_) {
+    ++counters_->h2d_copies;
+    counters_->h2d_bytes += static_cast<std::int64_t>(bytes);
+  }
+}
+
+void LaunchTape::host_sync(Stage s) {
+  if (!eager()) throw kernels::KernelError("a block synchronised with the host while a decode step was being captured");
+  push(s);
+  ATLAS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  pop();
+  if (counters_) ++counters_->host_syncs;
 }
 
 }  // namespace atlas::engine::cuda

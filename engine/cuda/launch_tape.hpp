@@ -6,6 +6,7 @@
 // while a stream is being captured, records the graph node each kernel became.
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -20,11 +21,30 @@ struct GraphKernelNode {
   Stage stage = Stage::embed;
 };
 
+/// Host-side tallies of what the decoder asked of the driver (CUPTI measures the same
+/// independently in the decode-anatomy suite).
+struct DecodeCounters {
+  std::int64_t decode_steps = 0;
+  std::int64_t graph_steps = 0;      ///< decode steps run by graph replay
+  std::int64_t eager_steps = 0;
+  std::int64_t graph_launches = 0;
+  std::int64_t graph_captures = 0;   ///< (re-)captures: one per context-length bucket met
+  std::int64_t kernel_launches = 0;  ///< kernels launched from the host (eager and prefill)
+  std::int64_t host_syncs = 0;
+  std::int64_t h2d_copies = 0, d2h_copies = 0;  ///< host-issued or replayed copies
+  std::int64_t h2d_bytes = 0, d2h_bytes = 0;
+  std::int64_t prefill_calls = 0, prefill_tokens = 0;
+  /// Prefill tokens run as decode steps (models with a block that has no chunked prefill); their
+  /// copies and syncs are counted above, their steps are not decode steps.
+  std::int64_t prefill_steps = 0;
+};
+
 class LaunchTape {
  public:
   enum class Mode { eager, capture };
-  /// `launches` (may be null) is incremented per eager kernel launch.
-  LaunchTape(cudaStream_t stream, Mode mode, std::int64_t* launches) : stream_(stream), mode_(mode), launches_(launches) {}
+  /// `counters` (may be null) gets the eager kernel launches and every copy and host sync a
+  /// block asks for through the tape.
+  LaunchTape(cudaStream_t stream, Mode mode, DecodeCounters* counters) : stream_(stream), mode_(mode), counters_(counters) {}
 
   cudaStream_t stream() const { return stream_; }
   bool eager() const { return mode_ == Mode::eager; }
@@ -46,6 +66,14 @@ class LaunchTape {
     pop();
   }
 
+  /// A copy between pinned host memory and the device inside stage `s` (a block that needs the
+  /// host mid-step, e.g. MoE routing on the host), counted.
+  void copy_d2h(Stage s, void* host, const void* device, std::size_t bytes);
+  void copy_h2d(Stage s, void* device, const void* host, std::size_t bytes);
+  /// A stream synchronisation inside stage `s`, counted. Not allowed while capturing (a block
+  /// that syncs must veto capture): throws KernelError then.
+  void host_sync(Stage s);
+
   const std::vector<Stage>& stages() const { return stages_; }
   std::vector<Stage> take_stages() { return std::move(stages_); }
   std::vector<GraphKernelNode> take_nodes() { return std::move(nodes_); }
@@ -57,7 +85,7 @@ class LaunchTape {
 
   cudaStream_t stream_;
   Mode mode_;
-  std::int64_t* launches_;
+  DecodeCounters* counters_;
   std::vector<Stage> stages_;
   std::vector<GraphKernelNode> nodes_;
 };

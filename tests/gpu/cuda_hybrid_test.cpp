@@ -190,6 +190,38 @@ TEST_CASE("qwen3-next-tiny on CUDA: prefix reuse resumes from a recurrent-state 
   CHECK_THROWS_WITH_AS(warm->forward(first, 3), doctest::Contains("cannot resume at position 3"), atlas::Error);
 }
 
+TEST_CASE("qwen3-next-tiny: MoE routing on the host vetoes capture per moe layer, adds its syncs and copies, same bits") {
+  ATLAS_REQUIRE_GPU();
+  const engine::Model m = tiny_hybrid(512);
+  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 512);
+  CudaDecoder dev(m, o);
+  o.moe_host_routing = true;
+  CudaDecoder host(m, o);
+  const auto vetoes = host.vetoes();
+  REQUIRE(vetoes.size() == static_cast<std::size_t>(m.config.n_layers));  // every layer's ffn is moe
+  CHECK(vetoes[0].layer == "blk.0.moe");
+  CHECK(vetoes[0].reason.find("ATLAS_MOE_HOST_ROUTING") != std::string::npos);
+  CHECK(!host.graphs_enabled());
+  std::vector<int> prompt = {9, 8, 7, 6, 5};
+  int a = dev.run(prompt, 0, false), b = host.run(prompt, 0, false);
+  dev.reset_counters();
+  host.reset_counters();
+  const int steps = 24;
+  for (int s = 0; s < steps; ++s) {
+    REQUIRE(a == b);
+    a = dev.run(std::span<const int>(&a, 1), 5 + s, true);
+    std::vector<float> la(dev.logits().begin(), dev.logits().end());
+    b = host.run(std::span<const int>(&b, 1), 5 + s, true);
+    REQUIRE(std::memcmp(la.data(), host.logits().data(), la.size() * sizeof(float)) == 0);
+  }
+  const std::int64_t moe = m.config.n_layers;
+  CHECK(dev.counters().host_syncs == steps);
+  CHECK(host.counters().host_syncs == steps * (1 + moe));
+  CHECK(host.counters().d2h_copies == steps * (2 + moe));  // token, logits asked for, router logits per layer
+  CHECK(host.counters().h2d_copies == steps * (1 + moe));
+  CHECK(host.counters().graph_launches == 0);
+}
+
 TEST_CASE("a model too large for the GPU is refused at load with the bytes needed and free") {
   ATLAS_REQUIRE_GPU();
   engine::Model m;

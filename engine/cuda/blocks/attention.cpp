@@ -270,6 +270,22 @@ class AttentionBlock final : public DeviceBlock {
 
 }  // namespace
 
+int attention_max_context(const ModelConfig& c, DType wt) {
+  const int rot = c.rot_dim() < c.head_dim ? c.rot_dim() : 0;
+  if (rot == 0 || c.n_kv_heads <= 0) return 1 << 30;  // the cluster kernel's slices fit at any length
+  int dev = 0, optin = 0;
+  ATLAS_CUDA_CHECK(cudaGetDevice(&dev));
+  ATLAS_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  const int G = c.n_heads / c.n_kv_heads;
+  int best = 0;
+  for (int b = 256; b <= (1 << 30); b *= 2) {
+    const int splits = kernels::attention_decode_splits(wt, G, c.head_dim, b, rot);
+    if (kernels::attention_decode_smem(G, c.head_dim, b / splits, wt) > static_cast<std::size_t>(optin)) break;
+    best = b;
+  }
+  return best;
+}
+
 std::unique_ptr<DeviceBlock> make_attention_block(const ModelConfig& c, int layer, DType wt, bool gated, bool veto,
                                                   int max_seq) {
   auto b = std::make_unique<AttentionBlock>(c, layer, wt, gated, veto);

@@ -7,7 +7,7 @@ std::unique_ptr<DeviceBlock> make_attention_block(const ModelConfig& c, int laye
                                                   int max_seq);
 std::unique_ptr<DeviceBlock> make_deltanet_block(const ModelConfig& c, int layer, kernels::DType wt, bool veto);
 std::unique_ptr<DeviceBlock> make_swiglu_block(const ModelConfig& c, int layer, kernels::DType wt);
-std::unique_ptr<DeviceBlock> make_moe_block(const ModelConfig& c, int layer, kernels::DType wt);
+std::unique_ptr<DeviceBlock> make_moe_block(const ModelConfig& c, int layer, kernels::DType wt, bool host_routing);
 
 std::unique_ptr<DeviceBlock> make_device_mixer(const ModelConfig& c, int layer, kernels::DType wt, bool veto, int max_seq) {
   switch (c.block(layer).mixer) {
@@ -18,10 +18,10 @@ std::unique_ptr<DeviceBlock> make_device_mixer(const ModelConfig& c, int layer, 
   return nullptr;
 }
 
-std::unique_ptr<DeviceBlock> make_device_ffn(const ModelConfig& c, int layer, kernels::DType wt) {
+std::unique_ptr<DeviceBlock> make_device_ffn(const ModelConfig& c, int layer, kernels::DType wt, bool moe_host_routing) {
   switch (c.block(layer).ffn) {
     case FfnKind::swiglu: return make_swiglu_block(c, layer, wt);
-    case FfnKind::moe: return make_moe_block(c, layer, wt);
+    case FfnKind::moe: return make_moe_block(c, layer, wt, moe_host_routing);
   }
   return nullptr;
 }

@@ -104,9 +104,17 @@ class DeviceBlock {
   virtual std::size_t weight_bytes() const = 0;
 };
 
+/// The longest context the model's decode attention kernels take on this device (its split-K
+/// kernel keeps a slice's scores in shared memory: Qwen3-Next's 8-head GQA groups in bf16 fit
+/// 131,072 positions on an H200); 2^30 when no bound applies.
+int attention_max_context(const ModelConfig& c, kernels::DType wt);
+
 /// Blocks of layer `layer` of config `c` for weight type `wt` (the kind from c.block(layer)).
 /// `veto` forces a capture veto (test hook).
 std::unique_ptr<DeviceBlock> make_device_mixer(const ModelConfig& c, int layer, kernels::DType wt, bool veto, int max_seq);
-std::unique_ptr<DeviceBlock> make_device_ffn(const ModelConfig& c, int layer, kernels::DType wt);
+/// `moe_host_routing`: moe blocks choose their experts on the host (ATLAS_MOE_HOST_ROUTING, the
+/// investigation's pattern: a D2H copy of the router logits and a stream sync per layer, the
+/// choice uploaded back), which vetoes capture.
+std::unique_ptr<DeviceBlock> make_device_ffn(const ModelConfig& c, int layer, kernels::DType wt, bool moe_host_routing = false);
 
 }  // namespace atlas::engine::cuda

@@ -5,6 +5,9 @@
 // one launch, their down projections and the weighted combine in one launch.
 // The experts of a layer are one allocation, [n_experts][rows][ld], so one launch reaches all.
 #include <algorithm>
+#include <numeric>
+#include <span>
+#include <vector>
 #include <string>
 
 #include "engine/error.hpp"
@@ -24,7 +27,8 @@ namespace {
 
 class MoeBlock final : public DeviceBlock {
  public:
-  MoeBlock(const ModelConfig& c, int layer, DType wt) : c_(c), layer_(layer), wt_(wt) {
+  MoeBlock(const ModelConfig& c, int layer, DType wt, bool host_routing)
+      : c_(c), layer_(layer), wt_(wt), host_routing_(host_routing) {
     E_ = c.n_experts;
     K_ = c.n_experts_used;
     eh_ = c.expert_hidden_dim;
@@ -53,6 +57,13 @@ class MoeBlock final : public DeviceBlock {
     ids_ = take<int>(a.workspace, K_);
     weights_ = take<float>(a.workspace, K_ + 1);
     h_ = take(a.workspace, wt_, static_cast<std::size_t>(K_ + 1) * ld_h_);
+    if (host_routing_) {
+      chosen_d_ = take<int>(a.workspace, K_);
+      if (!a.workspace.counting() && logits_h_.get() == nullptr) {
+        logits_h_ = PinnedBuffer(sizeof(float) * router_rows_);
+        chosen_h_ = PinnedBuffer(sizeof(int) * K_);
+      }
+    }
   }
 
   void upload(const ModelWeights& mw, Uploader& up) override {
@@ -126,8 +137,17 @@ class MoeBlock final : public DeviceBlock {
                     st);
     });
     s.tape.kernel(Stage::moe_router, [&] { kernels::rmsnorm_rows(wt_, s.x, ffn_norm_, c_.rms_eps, 1, c_.dim, xn_, ld_dim_, st); });
+    if (host_routing_) {
+      // The investigation's pattern: the router's logits to the host, a sync, the top-k there,
+      // the choice back. The weights are still computed on the device from the same logits, so
+      // host and device routing give the same bits whenever they choose the same experts.
+      s.tape.copy_d2h(Stage::moe_router, logits_h_.get(), logits_, sizeof(float) * router_rows_);
+      s.tape.host_sync(Stage::moe_router);
+      host_topk(std::span<const float>(logits_h_.as<float>(), static_cast<std::size_t>(E_)), chosen_h_.as<int>());
+      s.tape.copy_h2d(Stage::moe_router, chosen_d_, chosen_h_.get(), sizeof(int) * K_);
+    }
     s.tape.kernel(Stage::moe_router, [&] {
-      kernels::moe_topk({logits_, E_, K_, c_.norm_topk_prob, sh_ > 0, ids_, weights_}, st);
+      kernels::moe_topk({logits_, E_, K_, c_.norm_topk_prob, sh_ > 0, ids_, weights_, host_routing_ ? chosen_d_ : nullptr}, st);
     });
     const kernels::MoeArgs a = args(s.x);
     s.tape.kernel(Stage::moe_experts, [&] { kernels::moe_gate_up(a, st); });
@@ -147,6 +167,25 @@ class MoeBlock final : public DeviceBlock {
   }
   std::size_t weight_bytes() const override { return weight_bytes_; }
 
+  std::optional<std::string> capture_veto() const override {
+    if (host_routing_)
+      return std::string("moe routing on the host (ATLAS_MOE_HOST_ROUTING=1): a D2H copy of the router logits and a "
+                         "stream sync inside the step");
+    return std::nullopt;
+  }
+
+  /// The K largest logits, the lower expert id on a tie, largest first: the device kernel's
+  /// choice (softmax is monotonic, so the largest probabilities are the largest logits).
+  void host_topk(std::span<const float> logits, int* out) const {
+    std::vector<int> order(logits.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + K_, order.end(), [&](int a, int b) {
+      const float la = logits[static_cast<std::size_t>(a)], lb = logits[static_cast<std::size_t>(b)];
+      return la > lb || (la == lb && a < b);
+    });
+    std::copy(order.begin(), order.begin() + K_, out);
+  }
+
  private:
   const ModelConfig& c_;
   int layer_;
@@ -160,12 +199,15 @@ class MoeBlock final : public DeviceBlock {
   int* ids_ = nullptr;        ///< [k]
   float* weights_ = nullptr;  ///< [k + 1]
   void* h_ = nullptr;         ///< weight type [k + 1][ld_h]
+  bool host_routing_ = false;
+  int* chosen_d_ = nullptr;   ///< [k] the host's choice (host routing)
+  PinnedBuffer logits_h_, chosen_h_;
 };
 
 }  // namespace
 
-std::unique_ptr<DeviceBlock> make_moe_block(const ModelConfig& c, int layer, DType wt) {
-  return std::make_unique<MoeBlock>(c, layer, wt);
+std::unique_ptr<DeviceBlock> make_moe_block(const ModelConfig& c, int layer, DType wt, bool host_routing) {
+  return std::make_unique<MoeBlock>(c, layer, wt, host_routing);
 }
 
 }  // namespace atlas::engine::cuda
