@@ -79,6 +79,11 @@ __global__ void __launch_bounds__(kTopkThreads) moe_topk_kernel(MoeTopkArgs a) {
       a.weights[r] = a.norm_topk ? chosen_p[r] / s : chosen_p[r];
     }
     a.weights[a.k] = a.shared ? 1.0f / (1.0f + expf(-a.logits[E])) : 0.0f;
+    if (a.fingerprint != nullptr) {
+      unsigned long long h = *a.fingerprint;
+      for (int r = 0; r < a.k; ++r) h = (h ^ static_cast<unsigned long long>(chosen[r] + 1)) * 0x100000001b3ull;
+      *a.fingerprint = h;
+    }
   }
 }
 

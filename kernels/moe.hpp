@@ -24,6 +24,10 @@ struct MoeTopkArgs {
   /// Device [k]: experts chosen elsewhere (routing on the host, ATLAS_MOE_HOST_ROUTING); the
   /// kernel then only computes their weights, with the same arithmetic. Null: choose here.
   const int* chosen = nullptr;
+  /// Device: a running hash of every routing this layer chose, updated per step (FNV-1a over
+  /// the ids in choice order); null: none. Lets two runs prove they routed identically without
+  /// copying ids per step.
+  unsigned long long* fingerprint = nullptr;
 };
 /// softmax over the experts in float32, the k largest (an exact tie goes to the lower expert id,
 /// as the CPU backend), renormalised when norm_topk. One launch of one block. With `chosen`,

@@ -305,6 +305,26 @@ void CudaDecoder::save_checkpoint() {
   checkpoints_.save(std::move(copy));
 }
 
+std::uint64_t CudaDecoder::routing_fingerprint() {
+  ATLAS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  std::uint64_t h = 0;
+  for (const auto& f : ffns_) {
+    const unsigned long long* d = f->routing_hash();
+    if (d == nullptr) continue;
+    unsigned long long v = 0;
+    ATLAS_CUDA_CHECK(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
+    h = (h ^ v) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+void CudaDecoder::reset_routing_fingerprint() {
+  for (const auto& f : ffns_)
+    if (const unsigned long long* d = f->routing_hash())
+      ATLAS_CUDA_CHECK(cudaMemsetAsync(const_cast<unsigned long long*>(d), 0, sizeof *d, stream_));
+  ATLAS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
 int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, DeviceSample sample) {
   const ModelConfig& c = config_;
   if (tokens.empty()) throw EngineError("cuda backend: forward() needs at least one token");

@@ -114,6 +114,12 @@ class CudaDecoder {
   /// an executable's node clones back to the captured nodes calls this after it subscribes.
   void reinstantiate_graphs() { graphs_.reinstantiate(stream_); }
 
+  /// A hash of every expert every moe layer chose since load or the last reset, layer by layer
+  /// and step by step (0 for a model without moe layers): equal values mean identical routing.
+  /// Waits for the stream.
+  std::uint64_t routing_fingerprint();
+  void reset_routing_fingerprint();
+
   /// Hybrid models: see Backend::save_checkpoint / checkpoints.
   bool has_recurrent_state() const { return !recurrent_.empty(); }
   void save_checkpoint();

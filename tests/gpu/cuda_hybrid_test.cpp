@@ -13,7 +13,14 @@
 #include "engine/backend.hpp"
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
+#include "engine/formats/gguf_writer.hpp"
 #include "engine/formats/presets.hpp"
+#include "engine/formats/qwen3_next_hf_writer.hpp"
+#include "engine/model.hpp"
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <filesystem>
+#include <unistd.h>
 #include "tests/gpu/gpu_test_util.hpp"
 
 using namespace atlas;
@@ -57,6 +64,40 @@ Compare compare(std::span<const float> got, std::span<const float> want) {
     if (static_cast<int>(i) != c.argmax) second = std::max(second, want[i]);
   c.margin = want[static_cast<std::size_t>(c.argmax)] - second;
   return c;
+}
+
+/// A fresh folder under the system temp directory, removed with the object.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    path = std::filesystem::temp_directory_path() / ("atlas-hybrid-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::error_code ec; std::filesystem::remove_all(path, ec); }
+  static int& counter() { static int n = 0; return n; }
+};
+
+/// Both backends on the model loaded from `path`: a 9-token prompt then 12 decode steps
+/// teacher-forced by the CPU, logits within 1e-4 x max |logit| (fp32 CUDA).
+void check_file_parity(const std::filesystem::path& path) {
+  const engine::Model m = engine::load_model(path);
+  REQUIRE(m.config.arch == engine::Arch::qwen3_next);
+  auto cpu = backend(m, "cpu");
+  auto gpu = backend(m, "cuda");
+  std::vector<int> prompt = {1, 22, 333, 44, 5, 66, 77, 8, 99};
+  auto w = cpu->forward(prompt, 0);
+  std::vector<float> want(w.begin(), w.end());
+  auto got = gpu->forward(prompt, 0);
+  for (int s = 0; s <= 12; ++s) {
+    const Compare c = compare(got, want);
+    INFO(path.filename().string() << " step " << s << ": max |diff| " << c.max_diff << ", max |logit| " << c.scale);
+    REQUIRE(c.max_diff <= 1e-4 * c.scale);
+    if (s == 12) break;
+    const int next = c.argmax;
+    auto nw = cpu->forward(std::span<const int>(&next, 1), 9 + s);
+    want.assign(nw.begin(), nw.end());
+    got = gpu->forward(std::span<const int>(&next, 1), 9 + s);
+  }
 }
 
 /// Prefills `prompt_len` tokens on both backends, then decodes `steps` tokens teacher-forced by
@@ -220,6 +261,99 @@ TEST_CASE("qwen3-next-tiny: MoE routing on the host vetoes capture per moe layer
   CHECK(host.counters().d2h_copies == steps * (2 + moe));  // token, logits asked for, router logits per layer
   CHECK(host.counters().h2d_copies == steps * (1 + moe));
   CHECK(host.counters().graph_launches == 0);
+  // The same experts at every layer and step (a hash on the device, no per-step copies).
+  const std::uint64_t fd = dev.routing_fingerprint();
+  CHECK(fd != 0);
+  CHECK(fd == host.routing_fingerprint());
+  dev.reset_routing_fingerprint();
+  CHECK(dev.routing_fingerprint() != fd);
+}
+
+TEST_CASE("real checkpoints on CUDA: a Hugging Face Qwen3-Next directory (bf16 safetensors) and qwen3next GGUF (f32 split layout, Q8_0) match the CPU") {
+  ATLAS_REQUIRE_GPU();
+  const engine::ModelConfig c = engine::find_preset("qwen3-next-tiny").config;
+  TempDir dir;
+  engine::write_qwen3_next_hf_dir(dir.path / "hf", c, 5, engine::DType::bf16);
+  check_file_parity(dir.path / "hf");
+  const engine::Model m = engine::make_preset_model("qwen3-next-tiny", 5);
+  engine::GgufWriteOptions split;
+  split.qwen3next_split_qkv = true;
+  engine::write_gguf(dir.path / "split.gguf", m, split);
+  check_file_parity(dir.path / "split.gguf");
+  engine::GgufWriteOptions q8;
+  q8.dtype = engine::DType::q8_0;
+  engine::write_gguf(dir.path / "q8.gguf", m, q8);
+  check_file_parity(dir.path / "q8.gguf");  // Q8_0 dequantised once at load, on both sides
+}
+
+TEST_CASE("one decode step at the release dims (dim 2048, 512 experts top-10, GDN 16/32 x 128, attention 16/2 x 256) matches the CPU") {
+  ATLAS_REQUIRE_GPU();
+  engine::ModelConfig c = engine::find_preset("qwen3-next-80b-a3b").config;
+  c.n_layers = 2;
+  c.blocks = {{engine::MixerKind::gated_deltanet, engine::FfnKind::moe}, {engine::MixerKind::gated_attention, engine::FfnKind::moe}};
+  c.vocab_size = 4096;
+  c.max_seq_len = 64;
+  c.name = "qwen3-next-80b-a3b-2-layers";
+  const engine::Model m = engine::make_random_model(c, 3);  // ~13 GB of float32 experts on the host
+  auto cpu = backend(m, "cpu");
+  auto gpu = backend(m, "cuda");
+  const std::vector<int> prompt = {7, 1000, 2000, 3000};
+  auto w = cpu->forward(prompt, 0);
+  std::vector<float> want(w.begin(), w.end());
+  const Compare pre = compare(gpu->forward(prompt, 0), want);
+  INFO("prompt: max |diff| " << pre.max_diff << ", max |logit| " << pre.scale);
+  CHECK(pre.max_diff <= 1e-4 * pre.scale);
+  const int next = pre.argmax;
+  auto w2 = cpu->forward(std::span<const int>(&next, 1), 4);
+  want.assign(w2.begin(), w2.end());
+  const Compare step = compare(gpu->forward(std::span<const int>(&next, 1), 4), want);
+  INFO("decode step: max |diff| " << step.max_diff << ", max |logit| " << step.scale);
+  CHECK(step.max_diff <= 1e-4 * step.scale);
+}
+
+TEST_CASE("qwen3-next-tiny bf16 CUDA matches Hugging Face transformers (Qwen3NextForCausalLM) on identical weights") {
+  ATLAS_REQUIRE_GPU();
+  // The directory and its reference.json come from tools/gpu-hybrid.sh (atlas-bench make-model
+  // --format safetensors --dtype bf16, then tests/gpu/hf_qwen3_next_reference.py).
+  const char* dir = std::getenv("ATLAS_HF_QWEN3_NEXT_DIR");
+  REQUIRE_MESSAGE(dir != nullptr, "ATLAS_HF_QWEN3_NEXT_DIR is not set: on a GPU machine the HF reference is required "
+                                  "(tools/gpu-hybrid.sh makes it)");
+  std::ifstream in(std::filesystem::path(dir) / "reference.json");
+  REQUIRE_MESSAGE(in.good(), "no reference.json in " << dir);
+  const nlohmann::json ref = nlohmann::json::parse(in);
+  const engine::Model m = engine::load_model(dir);
+  auto gpu = backend(m, "cuda", /*fp32=*/false);
+  const std::vector<int> prompt = ref["prompt_ids"].get<std::vector<int>>();
+  const std::vector<float> want = ref["last_logits"].get<std::vector<float>>();
+  auto got = gpu->forward(prompt, 0);
+  REQUIRE(got.size() == want.size());
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    den += double(want[i]) * want[i];
+  }
+  const double rel = std::sqrt(num / den);
+  MESSAGE("qwen3-next-tiny bf16: relative L2 error of last-position logits vs HF = " << rel);
+  CHECK(rel <= 1e-2);
+  // Teacher-forced greedy: each step is fed HF's previous token. A step is decided when HF's
+  // top-2 margin is >= 0.05 and no router's k-th and (k+1)-th probabilities are within 1e-6.
+  const auto tokens = ref["greedy_tokens"].get<std::vector<int>>();
+  const auto margins = ref["top2_margins"].get<std::vector<double>>();
+  const auto gaps = ref["min_router_gaps"].get<std::vector<double>>();
+  int decided = 0, equal = 0;
+  int pos = static_cast<int>(prompt.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const int tok = static_cast<int>(std::max_element(got.begin(), got.end()) - got.begin());
+    if (margins[i] >= 0.05 && gaps[i] > 1e-6) {
+      ++decided;
+      equal += tok == tokens[i];
+      CHECK_MESSAGE(tok == tokens[i], "step " << i << " (HF margin " << margins[i] << ", router gap " << gaps[i] << ")");
+    }
+    if (i + 1 == tokens.size()) break;
+    got = gpu->forward(std::span<const int>(&tokens[i], 1), pos++);
+  }
+  MESSAGE("qwen3-next-tiny bf16: " << equal << " of " << decided << " decided steps equal (of " << tokens.size() << ")");
+  CHECK(decided >= static_cast<int>(tokens.size()) / 2);
 }
 
 TEST_CASE("a model too large for the GPU is refused at load with the bytes needed and free") {

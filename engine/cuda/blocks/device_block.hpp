@@ -97,6 +97,8 @@ class DeviceBlock {
   virtual std::optional<std::string> capture_veto() const { return std::nullopt; }
   /// Recurrent state that a KV-cache prefix cannot recompute (Gated DeltaNet), else empty.
   virtual DeviceState recurrent_state() const { return {}; }
+  /// Device: the running hash of the experts this block chose (moe), else null.
+  virtual const unsigned long long* routing_hash() const { return nullptr; }
   /// Bytes a decode step reads from this block's weights and state at KV length kv_len
   /// (MoE: only the selected and shared experts), for the roofline.
   virtual std::size_t bytes_per_token(int kv_len) const = 0;

@@ -56,6 +56,7 @@ class MoeBlock final : public DeviceBlock {
     xn_ = take(a.workspace, wt_, ld_dim_);
     ids_ = take<int>(a.workspace, K_);
     weights_ = take<float>(a.workspace, K_ + 1);
+    hash_ = take<unsigned long long>(a.workspace, 1);
     h_ = take(a.workspace, wt_, static_cast<std::size_t>(K_ + 1) * ld_h_);
     if (host_routing_) {
       chosen_d_ = take<int>(a.workspace, K_);
@@ -147,7 +148,7 @@ class MoeBlock final : public DeviceBlock {
       s.tape.copy_h2d(Stage::moe_router, chosen_d_, chosen_h_.get(), sizeof(int) * K_);
     }
     s.tape.kernel(Stage::moe_router, [&] {
-      kernels::moe_topk({logits_, E_, K_, c_.norm_topk_prob, sh_ > 0, ids_, weights_, host_routing_ ? chosen_d_ : nullptr}, st);
+      kernels::moe_topk({logits_, E_, K_, c_.norm_topk_prob, sh_ > 0, ids_, weights_, host_routing_ ? chosen_d_ : nullptr, hash_}, st);
     });
     const kernels::MoeArgs a = args(s.x);
     s.tape.kernel(Stage::moe_experts, [&] { kernels::moe_gate_up(a, st); });
@@ -166,6 +167,8 @@ class MoeBlock final : public DeviceBlock {
     return (static_cast<std::size_t>(ld_dim_) * (1 + router_rows_)) * es + K_ * per_expert + shared;
   }
   std::size_t weight_bytes() const override { return weight_bytes_; }
+
+  const unsigned long long* routing_hash() const override { return hash_; }
 
   std::optional<std::string> capture_veto() const override {
     if (host_routing_)
@@ -199,6 +202,7 @@ class MoeBlock final : public DeviceBlock {
   int* ids_ = nullptr;        ///< [k]
   float* weights_ = nullptr;  ///< [k + 1]
   void* h_ = nullptr;         ///< weight type [k + 1][ld_h]
+  unsigned long long* hash_ = nullptr;  ///< running hash of the chosen ids (kernels::MoeTopkArgs)
   bool host_routing_ = false;
   int* chosen_d_ = nullptr;   ///< [k] the host's choice (host routing)
   PinnedBuffer logits_h_, chosen_h_;
