@@ -4,7 +4,8 @@
 # decode benchmark on the dense presets and the Qwen3-Next hybrid presets.
 #
 #   tools/gpu-hybrid.sh OUT DATA_DIR DEPS_PREFIX [BASE_TREE]
-# HYBRID_BENCH=0 skips the benchmark; TEST_ARGS go to the GPU test binary (doctest options).
+# HYBRID_BENCH=0 skips the benchmark, DENSE_HF=0 the dense HF reference; TEST_ARGS: one doctest option for
+# the GPU test binary (e.g. '-tc=*Hugging Face*').
 set -uo pipefail
 OUT=${1:?usage: tools/gpu-hybrid.sh OUT DATA_DIR DEPS_PREFIX [BASE_TREE]}
 DATA=$2 DEPS=$3 BASE=${4:-}
@@ -21,7 +22,8 @@ fi
 BUILD=build-gpu gpu_build "$OUT" "$DATA" "$DEPS" atlas_tests_gpu atlas-cuda-bench atlas-bench || exit 3
 echo "build $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
 HF_DIR=/tmp/atlas-hf-ref
-PYTHONUNBUFFERED=1 python3 tests/gpu/hf_reference.py "$HF_DIR" > "$OUT/hf-reference.log" 2>&1 || echo "hf_reference.py failed" | tee -a "$OUT/summary.txt"
+[ "${DENSE_HF:-1}" = 0 ] || PYTHONUNBUFFERED=1 python3 tests/gpu/hf_reference.py "$HF_DIR" > "$OUT/hf-reference.log" 2>&1 ||
+  echo "hf_reference.py failed" | tee -a "$OUT/summary.txt"
 QN_DIR=/tmp/atlas-hf-qwen3-next
 rm -rf "$QN_DIR"
 build-gpu/tools/atlas-bench make-model --preset qwen3-next-tiny --format safetensors --dtype bf16 --seed 11 --out "$QN_DIR" \
@@ -29,7 +31,7 @@ build-gpu/tools/atlas-bench make-model --preset qwen3-next-tiny --format safeten
   PYTHONUNBUFFERED=1 python3 tests/gpu/hf_qwen3_next_reference.py "$QN_DIR" >> "$OUT/hf-reference.log" 2>&1 ||
   echo "the Qwen3-Next HF reference failed (see hf-reference.log)" | tee -a "$OUT/summary.txt"
 tail -2 "$OUT/hf-reference.log" | tee -a "$OUT/summary.txt"
-ATLAS_DATA_DIR="$DATA" ATLAS_HF_REF_DIR="$HF_DIR" ATLAS_HF_QWEN3_NEXT_DIR="$QN_DIR" timeout 400 build-gpu/tests/atlas_tests_gpu ${TEST_ARGS:-} > "$OUT/gpu-tests.log" 2>&1
+ATLAS_DATA_DIR="$DATA" ATLAS_HF_REF_DIR="$HF_DIR" ATLAS_HF_QWEN3_NEXT_DIR="$QN_DIR" timeout 400 build-gpu/tests/atlas_tests_gpu ${TEST_ARGS:+"$TEST_ARGS"} > "$OUT/gpu-tests.log" 2>&1
 echo "gpu tests exit $? ($(( $(date +%s) - t0 )) s)" | tee -a "$OUT/summary.txt"
 grep -E "ERROR|FAILED|test cases|assertions|skipped" "$OUT/gpu-tests.log" | head -40 | tee -a "$OUT/summary.txt"
 if [ -n "$BASE" ]; then wait $pb || echo "base build failed" | tee -a "$OUT/summary.txt"; fi

@@ -6,7 +6,7 @@ Reads a Qwen3-Next directory (config.json + model.safetensors, bf16) that atlas-
 loads it with transformers' Qwen3NextForCausalLM in float32 on the CPU (the bf16 values upcast
 exactly; no TF32), and writes DIR/reference.json: the last-position logits of a fixed prompt and
 NEW_TOKENS greedy tokens, each step's top-2 logit margin and the smallest gap between the k-th
-and (k+1)-th router probability of any moe layer at that step (torch.topk promises no order on
+and (k+1)-th router probability of any moe layer at that step, and every step's logits (torch.topk promises no order on
 ties, so the C++ test skips steps whose routing is that close).
 
     python3 tests/gpu/hf_qwen3_next_reference.py DIR
@@ -45,7 +45,7 @@ def main():
 
     handles = [m.register_forward_hook(hook) for name, m in model.named_modules() if name.endswith("mlp.gate")]
     ids = list(PROMPT)
-    tokens, margins, route_gaps = [], [], []
+    tokens, margins, route_gaps, step_logits = [], [], [], []
     with torch.no_grad():
         logits0 = None
         for step in range(NEW_TOKENS):
@@ -55,6 +55,7 @@ def main():
             out = model(torch.tensor([ids])).logits[0, -1].float()
             if logits0 is None:
                 logits0 = out.tolist()
+            step_logits.append(out.tolist())
             top2 = torch.topk(out, 2)
             tok = int(top2.indices[0])
             tokens.append(tok)
@@ -65,7 +66,7 @@ def main():
         h.remove()
     with open(os.path.join(path, "reference.json"), "w") as f:
         json.dump({"prompt_ids": PROMPT, "last_logits": logits0, "greedy_tokens": tokens, "top2_margins": margins,
-                   "min_router_gaps": route_gaps, "transformers_dtype": "float32 on bf16 weights"}, f)
+                   "min_router_gaps": route_gaps, "step_logits": step_logits, "transformers_dtype": "float32 on bf16 weights"}, f)
     print(f"saved {path}/reference.json; hooks on {len(handles)} routers; first tokens {tokens[:8]}; "
           f"min margin {min(margins):.4g}; min router gap {min(route_gaps):.3g}")
 
