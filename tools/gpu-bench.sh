@@ -34,9 +34,16 @@ log "hugging face reference (tests/gpu/hf_reference.py)"
 HF_DIR=${HF_DIR:-/tmp/atlas-hf-ref}
 PYTHONUNBUFFERED=1 python3 tests/gpu/hf_reference.py "$HF_DIR" > "$OUT/hf-reference.log" 2>&1 || echo "hf_reference.py failed (see hf-reference.log); the HF parity test will skip" | tee -a "$OUT/summary.txt"
 tail -3 "$OUT/hf-reference.log" | tee -a "$OUT/summary.txt"
+# The Qwen3-Next reference: a bf16 HF directory written by atlas-bench, run by transformers.
+QN_DIR=${QN_DIR:-/tmp/atlas-hf-qwen3-next}
+rm -rf "$QN_DIR"
+"$BUILD/tools/atlas-bench" make-model --preset qwen3-next-tiny --format safetensors --dtype bf16 --seed 11 --out "$QN_DIR" \
+  >> "$OUT/hf-reference.log" 2>&1 &&
+  PYTHONUNBUFFERED=1 python3 tests/gpu/hf_qwen3_next_reference.py "$QN_DIR" >> "$OUT/hf-reference.log" 2>&1 ||
+  echo "hf_qwen3_next_reference.py failed (see hf-reference.log); the Qwen3-Next HF parity test will fail" | tee -a "$OUT/summary.txt"
 
 log "gpu tests"
-ATLAS_DATA_DIR="$DATA" ATLAS_HF_REF_DIR="$HF_DIR" "$BUILD/tests/atlas_tests_gpu" > "$OUT/gpu-tests.log" 2>&1
+ATLAS_DATA_DIR="$DATA" ATLAS_HF_REF_DIR="$HF_DIR" ATLAS_HF_QWEN3_NEXT_DIR="$QN_DIR" "$BUILD/tests/atlas_tests_gpu" > "$OUT/gpu-tests.log" 2>&1
 echo "gpu tests exit $?" | tee -a "$OUT/summary.txt"
 grep -E "ERROR|FAILED|test cases|assertions|MESSAGE|relative L2|greedy tokens|logit difference" "$OUT/gpu-tests.log" | head -60 | tee -a "$OUT/summary.txt"
 

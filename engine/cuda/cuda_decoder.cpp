@@ -69,6 +69,17 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
       }
   }
   if (opts_.max_seq <= 0) throw EngineError("cuda backend: max_seq_len must be > 0");
+  for (int l = 0; l < c.n_layers; ++l)
+    if (c.block(l).mixer != MixerKind::gated_deltanet) {
+      // Before any allocation: a context the decode attention kernel cannot take (its slice's
+      // scores in shared memory) is refused naming the bound.
+      const int bound = attention_max_context(c, opts_.wtype);
+      if (opts_.max_seq > bound)
+        throw EngineError("cuda backend: max_seq_len " + std::to_string(opts_.max_seq) + " is above " + std::to_string(bound) +
+                          ", the longest context this model's decode attention takes on this device (its split-K kernel "
+                          "keeps a slice's scores in shared memory); pass --max-seq-len " + std::to_string(bound) + " or less");
+      break;
+    }
   // bucket_for doubles an int from 256 up to max_seq: beyond 2^30 it overflowed (a model file
   // claiming context_length 2^31 - 1 whose small KV cache fits on an H200 would spin there).
   if (opts_.max_seq > (1 << 30))
@@ -343,11 +354,18 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, Dev
   ds.temperature = sample.temperature;
   ds.seed = sample.seed;
   int next = 0;
-  if (tokens.size() == 1) {
-    next = decode(tokens[0], pos, want_logits, false);
-  } else {
-    prefill(tokens, pos, want_logits);
-    next = *token_h_.as<int>();
+  try {
+    if (tokens.size() == 1) {
+      next = decode(tokens[0], pos, want_logits, false);
+    } else {
+      prefill(tokens, pos, want_logits);
+      next = *token_h_.as<int>();
+    }
+  } catch (...) {
+    // Part of the tokens may have advanced the recurrent state: its length is unknown, so the
+    // next run must start at 0 or at a checkpoint.
+    checkpoints_.set_state_tokens(-1);
+    throw;
   }
   checkpoints_.set_state_tokens(pos + static_cast<int>(tokens.size()));
   return next;

@@ -39,11 +39,14 @@ def main():
     def hook(_module, _inputs, output):
         # The router's logits for the last position: the k-th vs (k+1)-th probability.
         logits = output[0] if isinstance(output, tuple) else output
+        assert logits.shape[-1] == model.config.num_experts, f"router output {tuple(logits.shape)} is not [tokens, experts]"
         p = torch.softmax(logits[-1].float(), dim=-1)
         top = torch.topk(p, k + 1).values
         gaps.append(float(top[k - 1] - top[k]))
 
     handles = [m.register_forward_hook(hook) for name, m in model.named_modules() if name.endswith("mlp.gate")]
+    # Without a hook on every router the tie check would pass every step silently.
+    assert len(handles) == model.config.num_hidden_layers, f"{len(handles)} router hooks for {model.config.num_hidden_layers} moe layers"
     ids = list(PROMPT)
     tokens, margins, route_gaps, step_logits = [], [], [], []
     with torch.no_grad():

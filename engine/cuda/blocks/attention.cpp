@@ -33,6 +33,10 @@ class AttentionBlock final : public DeviceBlock {
     G_ = c.n_heads / c.n_kv_heads;
     qkv_rows_ = c.q_dim() + 2 * c.kv_dim() + (gated ? c.q_dim() : 0);
     rope_dim_ = c.rot_dim() < c.head_dim ? c.rot_dim() : 0;
+    // Checked here, not at the first decode inside a capture: RoPE rotates pairs.
+    if (c.rot_dim() % 2 != 0 || c.rot_dim() > c.head_dim)
+      throw EngineError("cuda backend: layer " + std::to_string(layer) + ": rope_dim " + std::to_string(c.rot_dim()) +
+                        " must be even and <= head_dim " + std::to_string(c.head_dim));
   }
 
   const char* kind() const override { return gated_ ? "gated_attention" : "attention"; }
@@ -115,7 +119,8 @@ class AttentionBlock final : public DeviceBlock {
     if (rope_dim_ != 0 && smem > static_cast<std::size_t>(optin))
       throw EngineError("cuda backend: " + std::string(kind()) + " decode attention at max_seq_len " + std::to_string(max_seq_) +
                         " needs " + std::to_string(smem) + " bytes of shared memory per block, the device allows " +
-                        std::to_string(optin) + "; pass a smaller --max-seq-len (131072 fits)");
+                        std::to_string(optin) + "; pass --max-seq-len " +
+                        std::to_string(attention_max_context(c_, wt_)) + " or less");
     kernels::attention_decode_prepare(wt_, G_, c_.head_dim, chunk_cap, rope_dim_);
   }
 
@@ -278,10 +283,11 @@ int attention_max_context(const ModelConfig& c, DType wt) {
   ATLAS_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   const int G = c.n_heads / c.n_kv_heads;
   int best = 0;
-  for (int b = 256; b <= (1 << 30); b *= 2) {
-    const int splits = kernels::attention_decode_splits(wt, G, c.head_dim, b, rot);
-    if (kernels::attention_decode_smem(G, c.head_dim, b / splits, wt) > static_cast<std::size_t>(optin)) break;
-    best = b;
+  for (long long b = 256; b <= (1LL << 30); b *= 2) {
+    const int bucket = static_cast<int>(b);
+    const int splits = kernels::attention_decode_splits(wt, G, c.head_dim, bucket, rot);
+    if (kernels::attention_decode_smem(G, c.head_dim, bucket / splits, wt) > static_cast<std::size_t>(optin)) break;
+    best = bucket;
   }
   return best;
 }

@@ -1,6 +1,10 @@
 // The factory of device blocks: the one place that maps a block kind to its class.
 #include "engine/cuda/blocks/device_block.hpp"
 
+#include <string>
+
+#include "engine/error.hpp"
+
 namespace atlas::engine::cuda {
 
 std::unique_ptr<DeviceBlock> make_attention_block(const ModelConfig& c, int layer, kernels::DType wt, bool gated, bool veto,
@@ -15,7 +19,7 @@ std::unique_ptr<DeviceBlock> make_device_mixer(const ModelConfig& c, int layer, 
     case MixerKind::gated_attention: return make_attention_block(c, layer, wt, true, veto, max_seq);
     case MixerKind::gated_deltanet: return make_deltanet_block(c, layer, wt, veto);
   }
-  return nullptr;
+  throw EngineError("cuda backend: layer " + std::to_string(layer) + " has an unknown mixer kind");
 }
 
 std::unique_ptr<DeviceBlock> make_device_ffn(const ModelConfig& c, int layer, kernels::DType wt, bool moe_host_routing) {
@@ -23,7 +27,7 @@ std::unique_ptr<DeviceBlock> make_device_ffn(const ModelConfig& c, int layer, ke
     case FfnKind::swiglu: return make_swiglu_block(c, layer, wt);
     case FfnKind::moe: return make_moe_block(c, layer, wt, moe_host_routing);
   }
-  return nullptr;
+  throw EngineError("cuda backend: layer " + std::to_string(layer) + " has an unknown ffn kind");
 }
 
 }  // namespace atlas::engine::cuda

@@ -8,6 +8,7 @@
 
 #include "engine/cuda/blocks/block_util.hpp"
 #include "engine/cuda/blocks/device_block.hpp"
+#include "engine/error.hpp"
 #include "kernels/gdn.hpp"
 #include "kernels/gemv.hpp"
 
@@ -26,6 +27,14 @@ class DeltaNetBlock final : public DeviceBlock {
     ld_value_ = padded_ld(shape_.value_dim());
     conv_floats_ = static_cast<std::size_t>(shape_.conv_dim()) * (shape_.conv_kernel - 1);
     ssm_floats_ = static_cast<std::size_t>(shape_.v_heads) * shape_.k_dim * shape_.v_dim;
+    // Checked at load, not at the first decode inside a capture (kernels/gdn.hpp's limits).
+    if (shape_.k_heads <= 0 || shape_.v_heads <= 0 || shape_.v_heads % shape_.k_heads != 0 || shape_.k_dim <= 0 ||
+        shape_.k_dim > 1024 || shape_.v_dim <= 0 || shape_.v_dim > 1024 || shape_.conv_kernel < 1)
+      throw EngineError("cuda backend: layer " + std::to_string(layer) + ": gated_deltanet shape (key heads " +
+                        std::to_string(shape_.k_heads) + ", value heads " + std::to_string(shape_.v_heads) + ", head dims " +
+                        std::to_string(shape_.k_dim) + "/" + std::to_string(shape_.v_dim) + ", conv kernel " +
+                        std::to_string(shape_.conv_kernel) + ") needs value heads a multiple of key heads, head dims in [1, 1024], "
+                        "conv kernel >= 1");
   }
   const char* kind() const override { return "gated_deltanet"; }
 

@@ -5,6 +5,7 @@
 // one launch, their down projections and the weighted combine in one launch.
 // The experts of a layer are one allocation, [n_experts][rows][ld], so one launch reaches all.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <span>
 #include <vector>
@@ -38,6 +39,11 @@ class MoeBlock final : public DeviceBlock {
     ld_sh_ = sh_ > 0 ? padded_ld(sh_) : 0;
     ld_h_ = std::max(ld_eh_, ld_sh_);
     router_rows_ = E_ + (sh_ > 0 ? 1 : 0);
+    // Checked at load, not at the first decode inside a capture (kernels/moe.hpp's limits).
+    if (E_ <= 0 || K_ < 1 || K_ > 32 || K_ > E_ || eh_ <= 0 || sh_ < 0)
+      throw EngineError("cuda backend: layer " + std::to_string(layer) + ": moe with " + std::to_string(E_) + " experts, " +
+                        std::to_string(K_) + " per token, expert hidden " + std::to_string(eh_) +
+                        ": needs 1 <= experts per token <= min(32, experts)");
   }
   const char* kind() const override { return "moe"; }
 
@@ -183,7 +189,9 @@ class MoeBlock final : public DeviceBlock {
     std::vector<int> order(logits.size());
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + K_, order.end(), [&](int a, int b) {
-      const float la = logits[static_cast<std::size_t>(a)], lb = logits[static_cast<std::size_t>(b)];
+      // NaN ranks last (a strict weak order for partial_sort; the kernel never picks it either).
+      auto rank = [&](int e) { const float v = logits[static_cast<std::size_t>(e)]; return std::isnan(v) ? -INFINITY : v; };
+      const float la = rank(a), lb = rank(b);
       return la > lb || (la == lb && a < b);
     });
     std::copy(order.begin(), order.begin() + K_, out);
