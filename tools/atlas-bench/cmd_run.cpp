@@ -17,9 +17,9 @@
 #include "suites/record_provenance.hpp"
 #include "suites/registry.hpp"
 #include "suites/report.hpp"
+#include "runs/gate_suites.hpp"
 #include "suites/runner.hpp"
 #include "tools/atlas-bench/command.hpp"
-#include "tools/atlas-bench/gate_suites.hpp"
 
 namespace atlas::cli {
 namespace {
@@ -185,7 +185,7 @@ int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::Suit
 int run_command(const RunArgs& a, const GlobalOptions& g) {
   const std::string data_dir = resolve_data_dir(g);
   engine::EngineOptions eo;
-  eo.model = model_to_open(a.model, data_dir);
+  eo.model = runs::model_to_open(a.model, data_dir);
   eo.tokenizer = a.tokenizer;
   eo.backend.name = a.backend;
   eo.backend.threads = a.threads;
@@ -267,7 +267,7 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
   suites::EngineTarget target(eo);
   records::Record rec = suites::run_suite_set(target, req);
   suites::fill_run_provenance(rec, ATLAS_SOURCE_DIR);
-  rec.machine = gate_machine(a.backend, "");  // a CUDA run names its GPU and a GPU machine class
+  rec.machine = runs::gate_machine(a.backend, "");  // a CUDA run names its GPU and a GPU machine class
   suites::fill_model_provenance(rec, target, data_dir);
   rec.command_line = g.argv;
   rec.config["env"] = suites::atlas_environment();

@@ -1,4 +1,4 @@
-#include "tools/atlas-bench/gate_suites.hpp"
+#include "runs/gate_suites.hpp"
 
 #include <unistd.h>
 
@@ -16,7 +16,7 @@
 #include "suites/record_provenance.hpp"
 #include "suites/runner.hpp"
 
-namespace atlas::cli {
+namespace atlas::runs {
 
 std::string default_gate_model(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "models" / "stories260K" / "stories260K.bin").string();
@@ -109,4 +109,4 @@ gates::QuietBoxReport gate_quiet_box(const gates::QuietBoxThresholds& thresholds
   });
 }
 
-}  // namespace atlas::cli
+}  // namespace atlas::runs

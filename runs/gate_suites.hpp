@@ -2,7 +2,7 @@
 // The suites side of `atlas-bench gate` and `atlas-bench nightly`: opens the in-process engine
 // once and runs the requested suites on it per attempt (the callback gates::run_gate calls),
 // stamping each record with git/build/machine/model provenance. Gates never run a model; this
-// shell does it for them.
+// layer does it for them.
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,7 +16,7 @@ namespace atlas::suites {
 class EngineTarget;
 }
 
-namespace atlas::cli {
+namespace atlas::runs {
 
 struct EngineChoice {
   std::string backend = "cpu";
@@ -64,4 +64,4 @@ class GateSuiteRunner {
 /// down, saying on stderr why it is still busy.
 gates::QuietBoxReport gate_quiet_box(const gates::QuietBoxThresholds& thresholds, bool allow_noisy);
 
-}  // namespace atlas::cli
+}  // namespace atlas::runs

@@ -1,5 +1,5 @@
 #pragma once
-// The shell side of the gate's timed judgement: finds the base binary (--base-bin, or the
+// The run side of the gate's timed judgement: finds the base binary (--base-bin, or the
 // merge-base built and cached by gates::build_base), and runs each side as
 // `<binary> --data-dir D run --suite S --config <the head's suite config file> --model M
 //  --backend B --threads N --out-dir <tmp>` — the same kind of subprocess on both sides, the
@@ -11,7 +11,7 @@
 #include "gates/merge_base_check.hpp"
 #include "gates/timed_report.hpp"
 
-namespace atlas::cli {
+namespace atlas::runs {
 
 struct TimedGateOptions {
   std::string base_bin;              ///< --base-bin: a prebuilt base binary (CI artifact); skips the build
@@ -29,4 +29,4 @@ struct TimedGateOptions {
 gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateOptions& o,
                                   const gates::MergeBaseReport& merge_base);
 
-}  // namespace atlas::cli
+}  // namespace atlas::runs

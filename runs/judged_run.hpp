@@ -1,13 +1,12 @@
 #pragma once
-// What `atlas-bench gate` and `atlas-bench nightly` share: their common flags, the judged run
+// What the pull-request gate and a nightly shard share: their common options, the judged run
 // (quiet-box step before, the box monitor during, reruns until decided) and the report the
-// printers take. Each command keeps only what is its own: the merge-base check and markdown
-// summary (gate), the shard slice (nightly).
-#include <CLI/CLI.hpp>
-
+// printers take. Each run keeps only what is its own: the merge-base check and markdown summary
+// (runs/pr_gate.hpp), the shard slice (runs/nightly_shard.hpp).
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gates/baseline.hpp"
 #include "gates/config.hpp"
@@ -15,14 +14,21 @@
 #include "gates/quiet_box.hpp"
 #include "gates/report.hpp"
 #include "records/record.hpp"
-#include "tools/atlas-bench/command.hpp"
-#include "tools/atlas-bench/gate_suites.hpp"
+#include "runs/gate_suites.hpp"
 
-namespace atlas::cli {
+namespace atlas::runs {
 
-/// The flags both gate commands take, with the same defaults.
-struct GateCommandOptions {
-  explicit GateCommandOptions(std::string default_gate) : gate(std::move(default_gate)) {}
+/// Where a gate run reads its inputs: the data directory (already resolved) and the command line
+/// the record keeps.
+struct RunContext {
+  std::string data_dir;                   ///< models/ and bfcl/, resolved by the caller
+  std::vector<std::string> command_line;  ///< argv as typed (record.command_line)
+};
+
+/// The options both gate runs take, with the same defaults (the CLI's flags:
+/// tools/atlas-bench/gate_options.hpp).
+struct GateRunOptions {
+  explicit GateRunOptions(std::string default_gate) : gate(std::move(default_gate)) {}
   std::string gate;                     ///< gates/config/<gate>.json
   std::string config;                   ///< a gate config file (overrides gate)
   EngineChoice engine;
@@ -31,10 +37,6 @@ struct GateCommandOptions {
   std::string machine_class;            ///< "" = detected
   std::string store = ".benchmarks";
 };
-
-/// Registers --gate, --config, --backend, --model, --allow-noisy, --baselines-dir,
-/// --machine-class and --store on `sub`.
-void add_gate_command_options(CLI::App& sub, GateCommandOptions& o);
 
 /// A judged run: the box before and during, and the outcome against the baseline given.
 struct JudgedRun {
@@ -49,8 +51,8 @@ struct JudgedRun {
 /// no stored timed values on this machine class). Throws engine, suites and gates errors;
 /// GateError before any suite runs when the model differs from the baseline's
 /// (gates/identity.hpp), after each attempt when a suite config does.
-JudgedRun run_judged(const GateCommandOptions& o, const gates::GateConfig& cfg, const gates::Baseline& baseline,
-                     const records::MachineInfo& machine, const GlobalOptions& global, bool wait_for_quiet = true,
+JudgedRun run_judged(const GateRunOptions& o, const gates::GateConfig& cfg, const gates::Baseline& baseline,
+                     const records::MachineInfo& machine, const RunContext& ctx, bool wait_for_quiet = true,
                      const std::string& baseline_file = "");
 
 /// The report the text and markdown printers take (merge_base left empty).
@@ -58,4 +60,4 @@ gates::GateReport gate_report(const std::string& title, const records::MachineIn
                               const std::filesystem::path& baseline_file, const std::filesystem::path& record_file,
                               const JudgedRun& run, const gates::GateDecision& decision);
 
-}  // namespace atlas::cli
+}  // namespace atlas::runs

@@ -1,4 +1,4 @@
-#include "tools/atlas-bench/timed_gate.hpp"
+#include "runs/timed_gate.hpp"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include "records/stopping_rule.hpp"
 #include "suites/resources.hpp"
 
-namespace atlas::cli {
+namespace atlas::runs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -157,4 +157,4 @@ gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateO
   return t;
 }
 
-}  // namespace atlas::cli
+}  // namespace atlas::runs

@@ -1,0 +1,148 @@
+#include "runs/pr_gate.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/build_paths.hpp"
+#include "common/exit_code.hpp"
+#include "gates/baseline.hpp"
+#include "gates/config.hpp"
+#include "gates/error.hpp"
+#include "gates/markdown_printer.hpp"
+#include "gates/merge_base_check.hpp"
+#include "gates/text_printer.hpp"
+#include "gates/unstored_timed.hpp"
+#include "records/provenance.hpp"
+#include "records/store.hpp"
+
+namespace atlas::runs {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace atlas::gates;
+
+Overall worst(Overall a, Overall b) {
+  auto rank = [](Overall o) { return o == Overall::regression ? 2 : o == Overall::inconclusive ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+}  // namespace
+
+int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out) {
+  const GateRunOptions& c = o.common;
+  const GateConfig cfg = load_gate_config(gate_config_path(c.gate, c.config, build_source_dir()));
+  const records::MachineInfo machine = gate_machine(c.engine.backend, c.machine_class);
+  const fs::path baseline_file = baseline_path(c.baselines_dir, machine.machine_class, cfg.gate);
+  std::optional<Baseline> baseline;
+  if (fs::exists(baseline_file)) baseline = load_baseline(baseline_file);  // a bad file fails before any run
+  if (o.timed_only && !cfg.timed.enabled)
+    throw GateError(cfg.gate + " gate config has no \"timed\" section, so --timed-only has nothing to run");
+  if (!baseline && !o.timed_only) {
+    // Said at the start, before the suites run for minutes, not only at the end.
+    std::cerr << "atlas-bench: no baseline " << baseline_file.string() << " for machine class " << machine.machine_class;
+    if (!records::git_rev_parse(fs::current_path(), "HEAD")) {
+      std::cerr << " (" << fs::current_path().string()
+                << " is not inside a git checkout; --baselines-dir is read relative to the working directory)";
+    }
+    std::cerr << ": the suites run and the record is written, but nothing is judged\n";
+  }
+
+  // Stored timed values mean something only on a dedicated quiet machine class; elsewhere timed
+  // metrics are judged against the merge-base, interleaved on this box.
+  const bool stored_timed = timed_baselines_gated(cfg, machine.machine_class);
+  Baseline judged_baseline = baseline.value_or(Baseline{});
+  std::size_t hidden_timed = 0;
+  if (!stored_timed)
+    hidden_timed = std::erase_if(judged_baseline.metrics,
+                                 [](const auto& kv) { return kv.second.kind == records::MetricKind::timed; });
+
+  JudgedRun judged;
+  if (!o.timed_only) {
+    judged = run_judged(c, cfg, judged_baseline, machine, ctx, /*wait_for_quiet=*/stored_timed,
+                             baseline_file.string());
+  } else {
+    judged.outcome.record.gate_or_suite = cfg.gate;
+    judged.outcome.record.machine = machine;
+    judged.outcome.record.git = records::collect_git(fs::current_path());
+    judged.outcome.record.build = records::build_info();
+    judged.outcome.record.start_utc = records::utc_now_iso();
+    judged.outcome.record.run_id = records::new_run_id();
+  }
+  const MergeBaseReport merge_base =
+      check_merge_base(c.baselines_dir, o.target_branch.empty() ? cfg.target_branch : o.target_branch);
+  // Without stored timed values the box's quietness cannot change an exact verdict.
+  GateDecision decision = decide(judged.outcome, merge_base.ok(), stored_timed ? judged.quiet.quiet : true, c.allow_noisy);
+  if (o.timed_only) decision = GateDecision{merge_base.ok() ? Overall::pass : Overall::regression, {}};
+
+  TimedReport timed;
+  if (cfg.timed.enabled && !o.no_timed) {
+    TimedGateOptions topts = o.timed;
+    topts.model = c.engine.model;
+    topts.backend = c.engine.backend;
+    topts.data_dir = ctx.data_dir;
+    topts.inject_decode_delay_us = c.engine.inject_decode_delay_us;
+    timed = run_timed_gate(cfg, topts, merge_base);
+  } else {
+    timed.skipped_reason = cfg.timed.enabled ? "--no-timed" : "the gate config has no \"timed\" section";
+  }
+  explain_unstored_timed(judged.outcome.comparison, cfg, machine.machine_class, timed.ran ? "" : timed.skipped_reason);
+  if (judged.outcome.record.verdicts.is_object() && judged.outcome.record.verdicts.contains("verdicts"))
+    judged.outcome.record.verdicts["verdicts"] = to_json(judged.outcome.comparison)["verdicts"];
+  const Overall timed_answer = timed_overall(timed);
+  if (timed_answer != Overall::pass) {
+    std::string why = "timed: ";
+    if (!timed.ran) {
+      why += timed.skipped_reason;
+    } else {
+      for (const auto& v : timed.outcome.verdicts) {
+        if (v.status == TimedStatus::pass) continue;
+        why += (why.size() > 7 ? ", " : "") + v.metric.key + " " + to_string(v.status);
+      }
+      if (!timed.outcome.failure.empty()) why += (why.size() > 7 ? "; " : "") + timed.outcome.failure;
+    }
+    decision.reasons.push_back(why);
+  }
+  const bool judged_anything = baseline.has_value() || o.timed_only;
+  decision.overall = worst(decision.overall, timed_answer);
+
+  records::Record& record = judged.outcome.record;
+  if (!record.verdicts.is_object()) record.verdicts = nlohmann::json::object();
+  record.verdicts["comparison_overall"] = record.verdicts.value("overall", "pass");
+  record.verdicts["overall"] = judged_anything ? to_string(decision.overall) : "not judged";
+  record.verdicts["reasons"] = decision.reasons;
+  record.verdicts["timed"] = to_json(timed);
+  record.verdicts["stored_timed_gated"] = stored_timed;
+  record.verdicts["baseline_file"] = baseline_file.string();
+  record.verdicts["merge_base"] = to_json(merge_base);
+  record.verdicts["gate_config"] = to_json(cfg);
+  const fs::path record_file = records::write_to_store(record, c.store);
+
+  if (!judged_anything) {
+    std::cerr << "atlas-bench: no baseline " << baseline_file.string() << " for machine class " << machine.machine_class
+              << "; the record was written to " << record_file.string() << "; create the baseline with\n"
+              << "  atlas-bench baseline init --gate " << cfg.gate << " --record " << record_file.string() << "\n";
+    return to_int(ExitCode::input_error);
+  }
+
+  GateReport report = gate_report(cfg.gate, machine, baseline_file, record_file, judged, decision);
+  report.merge_base = merge_base;
+  report.timed = timed;
+  if (o.timed_only) report.notes.push_back("stored baseline: not judged (--timed-only)");
+  if (hidden_timed > 0)
+    report.notes.push_back("stored baseline: " + std::to_string(hidden_timed) + " timed values not gated on " +
+                           machine.machine_class + " (not a quiet machine class in the gate config); timed metrics "
+                           "are judged against the merge-base above");
+  TextPrinter{}.print(report, out);
+  if (!o.summary_md.empty()) {
+    std::ostringstream md;
+    MarkdownPrinter{}.print(report, md);
+    write_file_atomic(o.summary_md, md.str());
+  }
+  return to_int(exit_code(decision.overall));
+}
+
+}  // namespace atlas::runs
