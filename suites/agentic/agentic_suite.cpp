@@ -9,6 +9,7 @@
 #include "suites/error.hpp"
 #include "suites/metric_util.hpp"
 #include "suites/prompt_builder.hpp"
+#include "suites/request_failures.hpp"
 #include "suites/resources.hpp"
 
 namespace atlas::suites {
@@ -169,7 +170,11 @@ AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& tra
     AgenticTurnResult tr;
     tr.turn = static_cast<int>(out.turns.size()) + 1;
     const std::string what = "agentic " + trace.name + " turn " + std::to_string(tr.turn);
-    const TargetResponse resp = generate_checked(target, req, what);
+    const TargetResponse resp = target.generate(req);
+    if (!resp.ok) {
+      out.failed = resp.error;
+      return out;
+    }
     if (t0 == 0) t0 = resp.t_request_ns;
     // Prompt accounting is the target's own (usage.prompt_tokens / cached_tokens): in chat mode
     // the server's template decides the prompt, and a local count would mix two renderings.
@@ -255,16 +260,33 @@ records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& optio
   int inexact_turns = 0;
   nlohmann::json trace_details = nlohmann::json::object();
   std::vector<double> total_shortfall(static_cast<std::size_t>(options.repetitions), 0.0);
+  // Repetitions whose every session completed: only those have a total shortfall to report.
+  std::vector<bool> rep_complete(static_cast<std::size_t>(options.repetitions), true);
+  // A failed turn ends its session (the next turns extend its output) and the suite goes on
+  // with the next session, stopping after 3 failed requests in a row: the turns measured stay
+  // in the record, which is then invalid (suites/request_failures.hpp).
+  RequestFailures failures(steps * (options.warmup + options.repetitions));
   for (const auto& trace : traces) {
     const std::string p = trace.name + "/";
     nlohmann::json turns_detail = nlohmann::json::array();
     for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
       const bool measured = rep >= options.warmup;
+      if (failures.should_stop()) {
+        if (measured) rep_complete[static_cast<std::size_t>(rep - options.warmup)] = false;
+        continue;
+      }
       const AgenticSessionResult s =
           run_agentic_session(target, trace, options.seed, cfg.think_time_scale, cfg.api, ++session_nonce);
+      const std::string rep_label = (measured ? " rep " : " warmup ") + std::to_string(measured ? rep - options.warmup + 1 : rep + 1);
       for (const auto& t : s.turns) {
-        progress.step(trace.name + " turn " + std::to_string(t.turn) + (measured ? " rep " : " warmup ") +
-                      std::to_string(measured ? rep - options.warmup + 1 : rep + 1));
+        failures.completed();
+        progress.step(trace.name + " turn " + std::to_string(t.turn) + rep_label);
+      }
+      if (!s.failed.empty()) {
+        const std::string what = "agentic " + trace.name + " turn " + std::to_string(s.turns.size() + 1) + rep_label;
+        failures.failed(what, s.failed);
+        progress.step(what + " FAILED");
+        if (measured) rep_complete[static_cast<std::size_t>(rep - options.warmup)] = false;
       }
       if (!measured) continue;
       const int mrep = rep - options.warmup;
@@ -302,6 +324,7 @@ records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& optio
                                   {"server_timings", t.server_timings}});
         }
       }
+      if (!s.failed.empty()) continue;  // the turns before the failure are kept; the session's totals are not a session's
       metric(r, p + "session_wall_ms", "ms", Better::lower, MetricKind::timed,
              "session wall time: first request start to last token, think time included")
           .samples.push_back(s.wall_ms);
@@ -312,16 +335,22 @@ records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& optio
     }
     trace_details[trace.name] = {{"source", trace.source}, {"description", trace.description}, {"turns", turns_detail}};
   }
+  std::vector<double> complete_shortfall;
+  for (std::size_t i = 0; i < total_shortfall.size(); ++i) {
+    if (rep_complete[i]) complete_shortfall.push_back(total_shortfall[i]);
+  }
   metric(r, "reuse_shortfall_tokens", "tokens", Better::lower, MetricKind::counted,
          "prefix tokens the target failed to reuse, summed over all traces and turns")
-      .samples = total_shortfall;
+      .samples = complete_shortfall;
+  failures.add_details(r.details, target.name());
   r.details["traces"] = trace_details;
   r.details["reuse_shortfalls"] = shortfalls;
   r.details["turns_without_exact_expectation"] = inexact_turns;
   progress.end(std::to_string(traces.size()) + " traces, " +
                (shortfalls.empty() ? std::string("prefix reuse as expected")
                                    : std::to_string(shortfalls.size()) + " turns reused less than expected") +
-               (skip_note.empty() ? "" : "; " + skip_note));
+               (skip_note.empty() ? "" : "; " + skip_note) +
+               (failures.failures() ? " (INVALID: " + r.details["invalid_reason"].get<std::string>() + ")" : ""));
   return r;
 }
 

@@ -75,7 +75,11 @@ struct AgenticTurnResult {
 };
 
 struct AgenticSessionResult {
+  /// The turns that completed, in order; fewer than the trace's when a request failed.
   std::vector<AgenticTurnResult> turns;
+  /// The error of the turn whose request failed (turn turns.size() + 1), else empty. The session stops
+  /// there (every later turn extends the failed turn's output) and wall_ms is not a session's.
+  std::string failed;
   double wall_ms = 0;          ///< first request start to last token, think time included
   std::vector<int> output_ids; ///< all generated ids in order (a fingerprint of the session)
 };
@@ -85,7 +89,8 @@ struct AgenticSessionResult {
 /// server that has no reset). Each assistant turn
 /// decodes exactly max_tokens (ignore_eos, greedy). The expected reuse of turn k > 1 is the
 /// previous prompt plus all but the last generated token: a decode loop never computes the K/V
-/// of the token it sampled last. Throws SuiteError when a request fails, and when turn 1 (sent
+/// of the token it sampled last. A failed request ends the session (AgenticSessionResult::failed;
+/// the turns before it are kept). Throws SuiteError when turn 1 (sent
 /// as TargetRequest::cold) comes back with more cached tokens than ColdRequests::allowed_cached
 /// allows (chat and completions mode, salted or not).
 AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& trace, std::uint64_t seed,

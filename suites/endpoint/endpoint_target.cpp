@@ -23,7 +23,8 @@ std::string endpoint_root(const std::string& url) {
 namespace {
 /// Tokens per token-bearing chunk and their total, from the best source the stream offers:
 ///  1. the server's token ids per chunk (exact);
-///  2. usage.completion_tokens sent on the chunks (cumulative; vLLM continuous_usage_stats);
+///  2. the server's cumulative count sent on the chunks (vLLM continuous_usage_stats' usage,
+///     llama.cpp's timings.predicted_n with timings_per_token);
 ///  3. the local tokenizer, counting each chunk as the growth of the encoded text so far (a
 ///     chunk encoded on its own would gain a leading-space token: "4 tokens counted as 8"),
 ///     the text's one leading space left out (the same dummy-prefix token once more);
@@ -43,7 +44,7 @@ ChunkTokenCounts chunk_token_counts(const OpenAiStreamReader& reader, const engi
   bool all_ids = n > 0, all_usage = n > 0;
   for (const auto& ch : chunks) {
     all_ids = all_ids && ch.ids > 0;
-    all_usage = all_usage && ch.usage_completion_tokens >= 0;
+    all_usage = all_usage && ch.cumulative_tokens >= 0;
   }
   if (all_ids) {
     for (std::size_t i = 0; i < n; ++i) c.per_chunk[i] = chunks[i].ids;
@@ -51,10 +52,10 @@ ChunkTokenCounts chunk_token_counts(const OpenAiStreamReader& reader, const engi
   } else if (all_usage) {
     int prev = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      c.per_chunk[i] = std::max(1, chunks[i].usage_completion_tokens - prev);
-      prev = std::max(prev, chunks[i].usage_completion_tokens);
+      c.per_chunk[i] = std::max(1, chunks[i].cumulative_tokens - prev);
+      prev = std::max(prev, chunks[i].cumulative_tokens);
     }
-    c.source = "server usage per chunk";
+    c.source = reader.cumulative_source().empty() ? "server usage per chunk" : reader.cumulative_source();
   } else if (tok) {
     std::string text;
     std::size_t before = 0;
@@ -239,6 +240,10 @@ json EndpointTarget::request_body(const TargetRequest& req) const {
   // llama.cpp skips its prompt cache for this request (the whole prompt is prefilled; the slot
   // keeps it afterwards, so a warm follow-up still reuses it): cold without a salt.
   if (req.cold && kind_ == "llamacpp") body["cache_prompt"] = false;
+  // llama.cpp streams `"text": ""` for a token that completes no UTF-8 character; its timings
+  // on every chunk (predicted_n, cumulative) say how many tokens each chunk carried, so such a
+  // token is counted and TTFT is stamped at the first token (openai_stream.hpp).
+  if (kind_ == "llamacpp") body["timings_per_token"] = true;
   if (req.return_token_ids) {
     if (kind_ == "llamacpp") {
       // llama.cpp lists each generated token's id in logprobs.content[] (n_probs >= 1); its

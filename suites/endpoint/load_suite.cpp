@@ -7,6 +7,7 @@
 #include "records/stats.hpp"
 #include "suites/cold_request.hpp"
 #include "suites/endpoint/load.hpp"
+#include "suites/endpoint/load_level.hpp"
 #include "suites/error.hpp"
 #include "suites/latency.hpp"
 #include "suites/metric_util.hpp"
@@ -20,7 +21,8 @@ using records::MetricKind;
 LoadSuiteConfig LoadSuiteConfig::from(const SuiteOptions& options) {
   ConfigSection s(options.config, options.config_source);
   s.allow_only({"warmup", "repetitions", "concurrency", "rates", "burstiness", "num_prompts", "input_len", "output_len",
-                "max_duration_s", "max_send_lag_ms", "goodput"});
+                "max_duration_s", "max_send_lag_ms", "goodput", "warmup_requests", "max_concurrency",
+                "stop_after_connection_failures"});
   LoadSuiteConfig c;
   c.concurrency = s.get_int_list("concurrency", {}, 1);
   const nlohmann::json& j = options.config;
@@ -44,6 +46,13 @@ LoadSuiteConfig LoadSuiteConfig::from(const SuiteOptions& options) {
   c.output_len = s.get_int("output_len", c.output_len, 1);
   c.max_duration_s = s.get_double("max_duration_s", c.max_duration_s, 0.001);
   c.max_send_lag_ms = s.get_double("max_send_lag_ms", c.max_send_lag_ms, 0.0);
+  c.warmup_requests = s.get_int("warmup_requests", c.warmup_requests, 0);
+  c.max_concurrency = s.get_int("max_concurrency", c.max_concurrency, 0);
+  c.stop_after_connection_failures = s.get_int("stop_after_connection_failures", c.stop_after_connection_failures, 0);
+  if (c.max_concurrency > 0 && c.rates.empty()) {
+    throw SuiteError(s.source() + ": field 'max_concurrency' caps an open loop (rates); a closed loop's 'concurrency' is "
+                     "its number of requests in flight already");
+  }
   if (j.is_object() && j.contains("goodput")) {
     const auto& g = j["goodput"];
     if (!g.is_object()) throw SuiteError(s.source() + ": field 'goodput' must be an object of SLOs in ms, got " + g.dump());
@@ -63,7 +72,9 @@ LoadSuiteConfig LoadSuiteConfig::from(const SuiteOptions& options) {
 nlohmann::json LoadSuiteConfig::to_json() const {
   return {{"concurrency", concurrency}, {"rates", rates},         {"burstiness", burstiness},
           {"num_prompts", num_prompts}, {"input_len", input_len}, {"output_len", output_len},
-          {"max_duration_s", max_duration_s}, {"max_send_lag_ms", max_send_lag_ms}, {"goodput", goodput}};
+          {"max_duration_s", max_duration_s}, {"max_send_lag_ms", max_send_lag_ms}, {"goodput", goodput},
+          {"warmup_requests", warmup_requests}, {"max_concurrency", max_concurrency},
+          {"stop_after_connection_failures", stop_after_connection_failures}};
 }
 
 namespace {
@@ -84,6 +95,17 @@ std::string level_name(bool closed, double x) {
   o << (closed ? "concurrency=" : "rate=") << x;
   return o.str();
 }
+
+std::string fmt(double x) {
+  std::ostringstream o;
+  o.precision(4);
+  o << x;
+  return o.str();
+}
+
+/// Half-width of the 95 % band of realized / requested rate for n gamma(k) gaps: their sum has
+/// a coefficient of variation 1/sqrt(n k), so (normal approximation) 1.96/sqrt(n k).
+double realized_rate_band(int n, double burstiness) { return n > 0 ? 1.96 / std::sqrt(n * burstiness) : 1.0; }
 
 }  // namespace
 
@@ -116,7 +138,11 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
   progress.begin("load", cfg.num_prompts * static_cast<int>(levels.size()));
 
   nlohmann::json level_rows = nlohmann::json::array();
+  std::vector<std::string> notes;
   std::string invalid;
+  // Every load request is cold (a unique random prompt; llama.cpp also skips its cache): a
+  // response with more than a shared BOS from the cache measured a cache hit, not prefill.
+  const int allowed_cached = ColdRequests::allowed_cached(target.tokenizer(), false, false);
   for (std::size_t li = 0; li < levels.size(); ++li) {
     const std::string L = level_name(closed, levels[li]);
     endpoint::LoadOptions lo;
@@ -127,134 +153,145 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
     lo.seed = mix_seed(options.seed, li);
     lo.max_requests = cfg.num_prompts;
     lo.max_duration = std::chrono::milliseconds(static_cast<long long>(cfg.max_duration_s * 1000));
-    const auto samples = endpoint::run_load(
-        target,
-        [&](int i) {
-          TargetRequest q;
-          q.prompt_ids = builder.prompt(cfg.input_len, mix_seed(salt, li * 1'000'003ULL + static_cast<std::uint64_t>(i)));
-          q.max_new_tokens = cfg.output_len;
-          q.ignore_eos = true;
-          q.reuse_prefix = true;
-          q.cold = true;
-          return q;
-        },
-        lo);
-
-    std::vector<double> ttft, tpot, itl, e2e, lag, srv_prompt_ms, srv_tpot_ms;
-    int failed = 0, good = 0, mismatched = 0, first_read_extra = 0, undefined_decode = 0, cached = 0, max_cached = 0;
-    // Every load request is cold (a unique random prompt; llama.cpp also skips its cache): a
-    // response with more than a shared BOS from the cache measured a cache hit, not prefill.
-    const int allowed_cached = ColdRequests::allowed_cached(target.tokenizer(), false, false);
-    long long out_tokens = 0;
-    std::int64_t t_first = 0, t_last = 0;
-    std::string first_error;
-    for (const auto& s : samples) {
-      progress.step(L + " request " + std::to_string(s.index + 1));  // after the level: Progress is not thread-safe
-      const TargetResponse& resp = s.response;
-      if (resp.t_request_ns > 0) {
-        lag.push_back(static_cast<double>(resp.t_request_ns - s.t_intended_ns) / 1e6);
-        t_first = t_first == 0 ? resp.t_request_ns : std::min(t_first, resp.t_request_ns);
-      }
-      if (!resp.ok || resp.token_t_ns.empty()) {
-        ++failed;
-        if (first_error.empty()) first_error = resp.ok ? "no token generated" : resp.error.substr(0, 200);
-        continue;
-      }
-      if (resp.cached_tokens > allowed_cached) {
-        ++cached;
-        max_cached = std::max(max_cached, resp.cached_tokens);
-      }
-      const RequestLatency lat = compute_latency(resp);
-      t_last = std::max(t_last, resp.token_t_ns.back());
-      out_tokens += resp.completion_tokens;
-      if (resp.completion_tokens != cfg.output_len) ++mismatched;
-      first_read_extra += lat.first_read_tokens - 1;
-      ttft.push_back(lat.ttft_ms);
-      e2e.push_back(lat.e2e_ms);
-      itl.insert(itl.end(), lat.itl_ms.begin(), lat.itl_ms.end());
-      if (lat.tpot_ms) {
-        tpot.push_back(*lat.tpot_ms);
-      } else if (lat.output_tokens >= 2) {
-        ++undefined_decode;
-      }
-      bool meets = true;
-      if (cfg.goodput.contains("ttft_ms")) meets = meets && lat.ttft_ms <= cfg.goodput["ttft_ms"].get<double>();
-      if (cfg.goodput.contains("tpot_ms")) meets = meets && (!lat.tpot_ms || *lat.tpot_ms <= cfg.goodput["tpot_ms"].get<double>());
-      if (cfg.goodput.contains("e2e_ms")) meets = meets && lat.e2e_ms <= cfg.goodput["e2e_ms"].get<double>();
-      good += meets;
-      const auto& st = resp.server_timings;
-      if (st.is_object()) {
-        if (st.contains("prompt_ms") && st["prompt_ms"].is_number()) srv_prompt_ms.push_back(st["prompt_ms"].get<double>());
-        // llama.cpp: predicted_ms runs from the end of the prompt to the last token; the first
-        // token is free (the prompt's logits), so its TPOT is predicted_ms / (predicted_n - 1),
-        // the same span and count as the client's (E2E - TTFT) / (n - 1).
-        if (st.contains("predicted_ms") && st["predicted_ms"].is_number() && st.contains("predicted_n") &&
-            st["predicted_n"].is_number() && st["predicted_n"].get<double>() > 1) {
-          srv_tpot_ms.push_back(st["predicted_ms"].get<double>() / (st["predicted_n"].get<double>() - 1));
-        }
-      }
+    lo.max_concurrency = closed ? 0 : cfg.max_concurrency;
+    lo.stop_after_connection_failures = cfg.stop_after_connection_failures;
+    auto request = [&](int i) {
+      TargetRequest q;
+      q.prompt_ids = builder.prompt(cfg.input_len, mix_seed(salt, li * 1'000'003ULL + static_cast<std::uint64_t>(i)));
+      q.max_new_tokens = cfg.output_len;
+      q.ignore_eos = true;
+      q.reuse_prefix = true;
+      q.cold = true;
+      return q;
+    };
+    // Warm-up: requests at this level's load whose figures are dropped (connections, the
+    // server's first batches); their prompts are unique too (indices past the measured ones).
+    int warmup_failed = 0;
+    if (cfg.warmup_requests > 0) {
+      endpoint::LoadOptions wo = lo;
+      wo.max_requests = cfg.warmup_requests;
+      wo.seed = mix_seed(lo.seed, 0x5741524dULL);
+      const endpoint::LoadRun warm = endpoint::run_load(target, [&](int i) { return request(cfg.num_prompts + i); }, wo);
+      for (const auto& w : warm.samples) warmup_failed += !w.response.ok;
     }
-    const double span_s = t_last > t_first ? static_cast<double>(t_last - t_first) / 1e9 : 0.0;
-    const int completed = static_cast<int>(samples.size()) - failed;
+    const endpoint::LoadRun run = endpoint::run_load(target, request, lo);
+    for (const auto& s : run.samples) progress.step(L + " request " + std::to_string(s.index + 1));  // after the level: Progress is not thread-safe
+
+    const LoadLevelFigures f = summarize_load_level(run, {cfg.output_len, cfg.goodput, allowed_cached});
     auto timed = [&](const std::string& name, const char* unit, Better b, const char* what, const std::vector<double>& v) {
       metric(r, L + "/" + name, unit, b, MetricKind::timed, what).samples = v;
     };
-    timed("ttft_ms", "ms", Better::lower, "time to first token, one sample per request", ttft);
-    timed("tpot_ms", "ms", Better::lower, "time per output token after the first read, one sample per request", tpot);
-    timed("itl_ms", "ms", Better::lower, "inter-token latency, every gap after the first read", itl);
-    timed("e2e_ms", "ms", Better::lower, "request start to last token, one sample per request", e2e);
-    timed("send_lag_ms", "ms", Better::lower, "actual - intended send time (the client's own lag)", lag);
-    if (span_s > 0) {
+    timed("ttft_ms", "ms", Better::lower, "time to first token, one sample per request", f.ttft_ms);
+    timed("tpot_ms", "ms", Better::lower, "time per output token after the first read, one sample per request", f.tpot_ms);
+    timed("itl_ms", "ms", Better::lower, "inter-token latency, every gap after the first read", f.itl_ms);
+    timed("e2e_ms", "ms", Better::lower, "request start to last token, one sample per request", f.e2e_ms);
+    timed("send_lag_ms", "ms", Better::lower, "actual - intended send time (the client's own lag)", f.send_lag_ms);
+    if (f.span_s > 0) {
       timed("request_throughput", "req/s", Better::higher, "completed requests / (last token - first send)",
-            {completed / span_s});
-      timed("output_tok_s", "tok/s", Better::higher, "server-counted output tokens / (last token - first send)",
-            {static_cast<double>(out_tokens) / span_s});
+            {f.per_s(f.completed)});
+      timed("output_tok_s", "tok/s", Better::higher, "server-counted output tokens of completed requests / (last token - first send)",
+            {f.per_s(static_cast<double>(f.output_tokens))});
+      timed("total_tok_s", "tok/s", Better::higher,
+            "server-counted input + output tokens of completed requests / (last token - first send)",
+            {f.per_s(static_cast<double>(f.input_tokens + f.output_tokens))});
       if (!cfg.goodput.empty()) {
         timed("goodput_req_s", "req/s", Better::higher, "requests meeting every goodput SLO / (last token - first send)",
-              {good / span_s});
+              {f.per_s(f.good)});
       }
     }
     metric(r, L + "/failed_requests", "count", Better::lower, MetricKind::counted, "requests that failed at this level")
-        .samples = {static_cast<double>(failed)};
+        .samples = {static_cast<double>(f.failed)};
+    metric(r, L + "/total_input_tokens", "tokens", Better::higher, MetricKind::counted,
+           "server-counted prompt tokens of the completed requests")
+        .samples = {static_cast<double>(f.input_tokens)};
+    metric(r, L + "/total_output_tokens", "tokens", Better::higher, MetricKind::counted,
+           "server-counted output tokens of the completed requests")
+        .samples = {static_cast<double>(f.output_tokens)};
 
-    const double lag_p99 = percentile(lag, 99);
+    const int not_sent = cfg.num_prompts - f.sent;
+    const double lag_p99 = percentile(f.send_lag_ms, 99);
     std::string why;
-    if (failed > 0) why = std::to_string(failed) + " of " + std::to_string(samples.size()) + " requests failed (first: " + first_error + ")";
+    if (f.failed > 0) {
+      why = std::to_string(f.failed) + " of " + std::to_string(f.sent) + " requests failed (" +
+            std::to_string(f.connection_failures) + " without a response byte; first: " + f.first_error + ")";
+      if (run.stopped_on_connection_failures) {
+        why += ", stopped after " + std::to_string(cfg.stop_after_connection_failures) + " connection failures in a row (" +
+               std::to_string(not_sent) + " requests not sent)";
+      }
+    }
     if (!std::isnan(lag_p99) && lag_p99 > cfg.max_send_lag_ms) {
       why += std::string(why.empty() ? "" : "; ") + "the client fell behind its schedule (p99 send lag " +
              std::to_string(lag_p99) + " ms > " + std::to_string(cfg.max_send_lag_ms) + " ms): it measured itself";
     }
-    if (cached > 0) {
-      why += std::string(why.empty() ? "" : "; ") + std::to_string(cached) + " of " + std::to_string(samples.size()) +
-             " requests were served from the prefix cache (cached_tokens up to " + std::to_string(max_cached) + " > " +
+    if (f.cached_requests > 0) {
+      why += std::string(why.empty() ? "" : "; ") + std::to_string(f.cached_requests) + " of " + std::to_string(f.sent) +
+             " requests were served from the prefix cache (cached_tokens up to " + std::to_string(f.max_cached) + " > " +
              std::to_string(allowed_cached) + "): not cold";
     }
     if (!why.empty()) invalid += (invalid.empty() ? "" : "; ") + L + ": " + why;
+    // Printed under the table, beside the rates: a level where requests failed must not read
+    // as a healthy one.
+    if (f.failed > 0) {
+      notes.push_back(L + ": " + std::to_string(f.failed) + " of " + std::to_string(f.sent) + " requests FAILED" +
+                      (not_sent > 0 ? " (" + std::to_string(not_sent) + " not sent)" : "") + ": its rates (" +
+                      fmt(f.per_s(f.completed)) + " req/s, " + fmt(f.per_s(static_cast<double>(f.output_tokens))) +
+                      " tok/s) count the " + std::to_string(f.completed) + " that completed");
+    }
+    const double band = realized_rate_band(f.sent, cfg.burstiness);
+    if (!closed && f.realized_rate > 0) {
+      notes.push_back(L + ": realized arrival rate " + fmt(f.realized_rate) + " req/s for " + fmt(levels[li]) +
+                      " requested (" + std::to_string(f.sent) + " arrivals: a schedule that size lands within +-" +
+                      fmt(100 * band) + "% of the requested rate 95% of the time; more --num-prompts narrow it)");
+    }
+    if (f.goodput_tpot_undefined > 0) {
+      notes.push_back(L + ": " + std::to_string(f.goodput_tpot_undefined) +
+                      " requests have no TPOT (one output token, or every token in one read) and count as meeting the "
+                      "tpot_ms SLO (vLLM's rule)");
+    }
     nlohmann::json row = {{"level", L},
-                          {"requests", samples.size()},
-                          {"completed", completed},
-                          {"failed", failed},
-                          {"duration_s", span_s},
-                          {"request_throughput", span_s > 0 ? completed / span_s : 0.0},
-                          {"output_tok_s", span_s > 0 ? static_cast<double>(out_tokens) / span_s : 0.0},
-                          {"ttft_ms", pcts(ttft)},
-                          {"tpot_ms", pcts(tpot)},
-                          {"itl_ms", pcts(itl)},
-                          {"e2e_ms", pcts(e2e)},
-                          {"send_lag_ms", pcts(lag)},
-                          {"output_length_mismatches", mismatched},
-                          {"first_read_extra_tokens", first_read_extra},
-                          {"decode_undefined_requests", undefined_decode},
-                          {"cached_requests", cached},
-                          {"valid", why.empty()}};
-    if (!cfg.goodput.empty()) row["goodput_req_s"] = span_s > 0 ? good / span_s : 0.0;
-    if (!srv_prompt_ms.empty() || !srv_tpot_ms.empty()) {
-      row["server"] = {{"prompt_ms", pcts(srv_prompt_ms)}, {"tpot_ms", pcts(srv_tpot_ms)}};
+                          {"requests", f.sent},
+                          {"completed", f.completed},
+                          {"failed", f.failed},
+                          {"connection_failures", f.connection_failures},
+                          {"not_sent", not_sent},
+                          {"stopped_on_connection_failures", run.stopped_on_connection_failures},
+                          {"warmup_requests", cfg.warmup_requests},
+                          {"warmup_failed", warmup_failed},
+                          {"duration_s", f.span_s},
+                          {"request_throughput", f.per_s(f.completed)},
+                          {"output_tok_s", f.per_s(static_cast<double>(f.output_tokens))},
+                          {"total_tok_s", f.per_s(static_cast<double>(f.input_tokens + f.output_tokens))},
+                          {"total_input_tokens", f.input_tokens},
+                          {"total_output_tokens", f.output_tokens},
+                          {"ttft_ms", pcts(f.ttft_ms)},
+                          {"tpot_ms", pcts(f.tpot_ms)},
+                          {"itl_ms", pcts(f.itl_ms)},
+                          {"e2e_ms", pcts(f.e2e_ms)},
+                          {"send_lag_ms", pcts(f.send_lag_ms)},
+                          {"output_length_mismatches", f.output_length_mismatches},
+                          {"first_read_extra_tokens", f.first_read_extra_tokens},
+                          {"decode_undefined_requests", f.decode_undefined_requests},
+                          {"cached_requests", f.cached_requests},
+                          {"valid", why.empty()},
+                          {"request_rows", f.requests}};
+    if (!closed) {
+      row["requested_rate"] = levels[li];
+      row["realized_rate"] = f.realized_rate;
+      row["realized_rate_band_95"] = band;
+      if (cfg.max_concurrency > 0) row["max_concurrency"] = cfg.max_concurrency;
+    }
+    if (!cfg.goodput.empty()) {
+      row["goodput_req_s"] = f.per_s(f.good);
+      row["goodput_tpot_undefined_requests"] = f.goodput_tpot_undefined;
+    }
+    if (!f.server_prompt_ms.empty() || !f.server_tpot_ms.empty()) {
+      row["server"] = {{"prompt_ms", pcts(f.server_prompt_ms)}, {"tpot_ms", pcts(f.server_tpot_ms)}};
     }
     if (!why.empty()) row["invalid_reason"] = why;
     level_rows.push_back(std::move(row));
   }
   r.details["levels"] = level_rows;
+  for (const auto& n : notes) r.details["notes"].push_back(n);
   if (!invalid.empty()) r.details["invalid_reason"] = invalid;
   progress.end(std::to_string(levels.size()) + " levels x " + std::to_string(cfg.num_prompts) + " requests" +
                (invalid.empty() ? "" : " (INVALID: " + invalid + ")"));

@@ -7,14 +7,26 @@
 // Each level sends "num_prompts" requests of "input_len" prompt tokens (unique random ids, so no
 // prefix cache helps) asking for exactly "output_len" tokens (ignore_eos, min_tokens).
 //
+// Before each level's measured requests, "warmup_requests" (default 0) unmeasured ones at the
+// same load. An open loop may cap its requests in flight ("max_concurrency", vLLM's
+// --max-concurrency). A level stops sending after "stop_after_connection_failures" (default 5)
+// requests in a row without a response byte (a server that is gone).
+//
 // Metrics per level L ("concurrency=4" or "rate=8"), from the client's timestamps:
 //   L/ttft_ms, L/tpot_ms, L/itl_ms, L/e2e_ms   timed, one sample per request (ITL: per gap)
-//   L/request_throughput   req/s   completed requests / (last completion - first send)
-//   L/output_tok_s         tok/s   server-counted output tokens / the same span
+//   L/request_throughput   req/s   completed requests / (last token - first send)
+//   L/output_tok_s         tok/s   server-counted output tokens of completed requests / the same span
+//   L/total_tok_s          tok/s   server-counted input + output tokens / the same span (vLLM's
+//                                  "total token throughput")
 //   L/goodput_req_s        req/s   requests meeting every SLO in "goodput" / the same span
-//                                  (only when an SLO is set: {"ttft_ms", "tpot_ms", "e2e_ms"})
-//   L/failed_requests      counted
+//                                  (only when an SLO is set: {"ttft_ms", "tpot_ms", "e2e_ms"};
+//                                  a request without TPOT meets a tpot_ms SLO, as in vLLM)
+//   L/failed_requests, L/total_input_tokens, L/total_output_tokens   counted
 //   L/send_lag_ms          timed   actual - intended send time (load.hpp)
+// Rates count completed requests only; a level where some failed gets a note (details.notes,
+// printed under the table) with the failures beside its rates. An open loop's level gets the
+// realized arrival rate beside the requested one, with the 95 % band a schedule of that many
+// arrivals has. details.levels[].request_rows has one row per request (load_level.hpp).
 // details["levels"] has per level the p50/p90/p99 of each latency (type 7: the same figures as
 // the metrics' summaries and the printed table), the send lag, the server's own timings where
 // it reports them (llama.cpp: median prompt_ms and predicted ms per token),
@@ -41,6 +53,9 @@ struct LoadSuiteConfig {
   double max_duration_s = 600;       ///< per level: no request is sent after this
   double max_send_lag_ms = 10;
   nlohmann::json goodput = nlohmann::json::object();  ///< SLOs: ttft_ms, tpot_ms, e2e_ms
+  int warmup_requests = 0;           ///< per level: unmeasured requests sent first, at the level's load
+  int max_concurrency = 0;           ///< open loop: most requests in flight (0: no cap)
+  int stop_after_connection_failures = 5;  ///< per level; 0: never stop
 
   /// Reads the "load" section; throws SuiteError naming the source and field. Needs concurrency
   /// or rates (not both).

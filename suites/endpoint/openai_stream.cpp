@@ -48,15 +48,24 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
     fail("server error in stream: " + msg);
     return;
   }
-  if (auto tm = j.find("timings"); tm != j.end() && tm->is_object()) timings_ = *tm;
-  int chunk_usage = -1;
+  // The server's cumulative count of generated tokens on this chunk, where it sends one.
+  int chunk_count = -1;
+  std::string count_source;
+  if (auto tm = j.find("timings"); tm != j.end() && tm->is_object()) {
+    timings_ = *tm;
+    if (auto pn = tm->find("predicted_n"); pn != tm->end() && pn->is_number_integer() && pn->get<int>() >= 0) {
+      chunk_count = pn->get<int>();
+      count_source = "server timings per chunk";
+    }
+  }
   if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
     StreamUsage su;
     su.prompt_tokens = int_field(*u, "prompt_tokens");
     su.completion_tokens = int_field(*u, "completion_tokens");
     if (auto d = u->find("prompt_tokens_details"); d != u->end()) su.cached_tokens = int_field(*d, "cached_tokens");
     usage_ = su;
-    chunk_usage = su.completion_tokens;
+    chunk_count = su.completion_tokens;
+    count_source = "server usage per chunk";
   }
   auto ch = j.find("choices");
   if (ch == j.end()) {
@@ -68,7 +77,7 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
     return;
   }
   if (ch->empty()) {  // usage-only chunk: its count belongs to the last token-bearing chunk
-    if (chunk_usage >= 0 && !chunks_.empty()) chunks_.back().usage_completion_tokens = chunk_usage;
+    if (chunk_count >= 0 && !chunks_.empty()) chunks_.back().cumulative_tokens = chunk_count;
     return;
   }
   const json& c = (*ch)[0];
@@ -76,7 +85,8 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
     fail("SSE event #" + std::to_string(events_) + ": choices[0] is not an object");
     return;
   }
-  if (auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string()) finish_reason_ = fr->get<std::string>();
+  const bool finish = c.contains("finish_reason") && c["finish_reason"].is_string();
+  if (finish) finish_reason_ = c["finish_reason"].get<std::string>();
   std::string piece;
   bool carries = false;
   if (auto t = c.find("text"); t != c.end() && t->is_string()) piece += t->get<std::string>();
@@ -135,16 +145,29 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
         if (e.is_object() && e.contains("id") && e["id"].is_number_integer()) ids.push_back(e["id"].get<int>());
       }
     }
+  } else if (auto tk = j.find("tokens"); tk != j.end() && tk->is_array()) {
+    listed = true;
+    for (const json& id : *tk) {
+      if (id.is_number_integer()) ids.push_back(id.get<int>());
+    }
   }
-  if (!piece.empty() || !ids.empty()) carries = true;
+  // A count on the finish chunk of a stream that sent none before is the final usage (llama.cpp
+  // puts it there): it says nothing about this chunk. Before the finish, or once counts are
+  // streamed, a count that grew says the chunk carried tokens, whatever its text.
+  const bool per_chunk_count = chunk_count >= 0 && (!finish || counts_streamed_);
+  if (per_chunk_count && !finish) counts_streamed_ = true;
+  if (per_chunk_count && cumulative_source_.empty()) cumulative_source_ = count_source;
+  const bool count_grew = per_chunk_count && chunk_count > cumulative_;
+  if (per_chunk_count) cumulative_ = std::max(cumulative_, chunk_count);
+  if (!piece.empty() || !ids.empty() || count_grew) carries = true;
   if (!carries) {
-    if (chunk_usage >= 0 && !chunks_.empty()) chunks_.back().usage_completion_tokens = chunk_usage;
+    if (chunk_count >= 0 && !chunks_.empty()) chunks_.back().cumulative_tokens = chunk_count;
     return;
   }
   if (listed) ids_seen_ = true;
   if (ids.empty()) ++ids_missing_;
   token_ids_.insert(token_ids_.end(), ids.begin(), ids.end());
-  chunks_.push_back({t_ns, wake, std::move(piece), static_cast<int>(ids.size()), chunk_usage});
+  chunks_.push_back({t_ns, wake, std::move(piece), static_cast<int>(ids.size()), chunk_count});
 }
 
 nlohmann::json OpenAiStreamReader::tool_calls() const {

@@ -2,13 +2,23 @@
 // Reads the events of an OpenAI streaming response (/v1/completions or /v1/chat/completions,
 // stream: true) into generated text, tool calls, usage and the arrival time of every
 // token-bearing chunk. Token-bearing means: completion `text`, chat `delta.content` or
-// `delta.reasoning_content` non-empty, or a `delta.tool_calls` entry. A role-only or empty
-// first chunk is therefore not a token (vLLM #3768), and a trailing usage-only chunk
-// (`choices: []`) does not move the last-token time (vLLM #55508).
+// `delta.reasoning_content` non-empty, a `delta.tool_calls` entry, token ids listed for it, or
+// a server count of generated tokens that grew with it. A role-only or empty first chunk is
+// therefore not a token (vLLM #3768), and a trailing usage-only chunk (`choices: []`) does not
+// move the last-token time (vLLM #55508); but a chunk with empty text whose server says it
+// carried a token is one: llama.cpp streams `"text": ""` for a token that completes no UTF-8
+// character (or may start a stop string), and TTFT must be stamped at the first token, not at
+// the first visible character.
 //
 // Servers put token ids and counts in different places; the reader takes each where it is:
 //   token ids   choices[0].token_ids (vLLM and atlas-serve with `return_token_ids`),
-//               choices[0].logprobs.content[].id (llama.cpp with `logprobs`)
+//               choices[0].logprobs.content[].id (llama.cpp with `logprobs`), a top-level
+//               `tokens` array (llama.cpp's own /completion with `return_tokens`)
+//   count so far  a chunk's `usage.completion_tokens` when usage is streamed per chunk (vLLM
+//               continuous_usage_stats), llama.cpp's `timings.predicted_n` (`timings_per_token`):
+//               cumulative; counted only on chunks before the finish chunk, or on the finish
+//               chunk of a stream that sent counts before it (a count on the finish chunk alone
+//               is the final usage, not a token)
 //   usage       a top-level `usage` object on any chunk (OpenAI/vLLM/SGLang/TRT-LLM: a final
 //               usage chunk; llama.cpp: on the finish chunk; vLLM continuous_usage_stats: on
 //               every chunk, completion_tokens cumulative)
@@ -31,8 +41,9 @@ struct ContentChunk {
   std::uint64_t wake = 0;  ///< the client's wake-up that read it (HttpClient OnBody), 0 unknown
   std::string text;  ///< the text (or tool name + argument text) it carried
   int ids = 0;       ///< token ids the server listed for this chunk (0: none listed)
-  /// usage.completion_tokens sent on this chunk (cumulative; vLLM continuous_usage_stats), or -1.
-  int usage_completion_tokens = -1;
+  /// The server's count of tokens generated up to and including this chunk (cumulative:
+  /// usage.completion_tokens streamed per chunk, or llama.cpp's timings.predicted_n), or -1.
+  int cumulative_tokens = -1;
 };
 
 struct StreamUsage {
@@ -71,6 +82,9 @@ class OpenAiStreamReader {
   }
   /// llama.cpp's `timings` object of the last chunk that had one, or null.
   const nlohmann::json& server_timings() const { return timings_; }
+  /// Where ContentChunk::cumulative_tokens came from: "server usage per chunk", "server timings
+  /// per chunk" (llama.cpp predicted_n), or "" when the server sent no counts per chunk.
+  const std::string& cumulative_source() const { return cumulative_source_; }
 
  private:
   void fail(std::string why);
@@ -87,6 +101,9 @@ class OpenAiStreamReader {
   bool ids_seen_ = false;
   int ids_missing_ = 0;  ///< token-bearing chunks that listed no ids
   nlohmann::json timings_ = nullptr;
+  int cumulative_ = 0;       ///< the server's count of generated tokens so far (per-chunk counts)
+  bool counts_streamed_ = false;  ///< a chunk before the finish chunk carried a count
+  std::string cumulative_source_;
 };
 
 }  // namespace atlas::suites::endpoint

@@ -1,4 +1,5 @@
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -19,9 +20,17 @@ class SlowTarget final : public atlas::suites::Target {
  public:
   explicit SlowTarget(std::chrono::milliseconds latency) : latency_(latency) {}
   std::string name() const override { return "slow"; }
+  /// After this many requests every one fails without a response byte (a server that died).
+  int dies_after = 1 << 30;
+  std::atomic<int> sent{0};
   TargetResponse generate(const TargetRequest& req) override {
     TargetResponse r;
     r.t_request_ns = atlas::now_ns();
+    if (++sent > dies_after) {
+      r.ok = false;
+      r.error = "connect failed: Connection refused";
+      return r;
+    }
     const int now = ++in_flight_;
     int prev = max_in_flight_.load();
     while (now > prev && !max_in_flight_.compare_exchange_weak(prev, now)) {
@@ -65,7 +74,7 @@ TEST_CASE("load: fixed concurrency keeps exactly N requests in flight and sends 
   LoadOptions o;
   o.concurrency = 3;
   o.max_requests = 12;
-  const auto samples = run_load(t, request_n, o);
+  const auto samples = run_load(t, request_n, o).samples;
   REQUIRE(samples.size() == 12);
   for (int i = 0; i < 12; ++i) {
     CHECK(samples[static_cast<std::size_t>(i)].index == i);
@@ -81,7 +90,7 @@ TEST_CASE("load: Poisson arrivals are sent on schedule even when the target is s
   o.rate_per_s = 40.0;
   o.seed = 7;
   o.max_requests = 10;
-  const auto samples = run_load(t, request_n, o);
+  const auto samples = run_load(t, request_n, o).samples;
   REQUIRE(samples.size() == 10);
   std::vector<double> lag_ms;
   for (const auto& s : samples) lag_ms.push_back(static_cast<double>(s.response.t_request_ns - s.t_intended_ns) / 1e6);
@@ -95,6 +104,59 @@ TEST_CASE("load: Poisson arrivals are sent on schedule even when the target is s
   CHECK(t.max_in_flight() > 1);
 }
 
+TEST_CASE("load: a level stops after N requests in a row got no response byte, in either loop") {
+  for (Arrival arrival : {Arrival::fixed_concurrency, Arrival::poisson}) {
+    INFO(static_cast<int>(arrival));
+    SlowTarget t(std::chrono::milliseconds(1));
+    t.dies_after = 4;
+    LoadOptions o;
+    o.arrival = arrival;
+    o.concurrency = 1;
+    o.rate_per_s = 200;
+    o.max_requests = 40;
+    o.stop_after_connection_failures = 5;
+    const LoadRun run = run_load(t, request_n, o);
+    CHECK(run.stopped_on_connection_failures);
+    // 4 answered, then 5 failures in a row stop it; an open loop may have one more arrival
+    // already on its way when the fifth failure lands.
+    CHECK(run.samples.size() >= 9);
+    CHECK(run.samples.size() <= 10);
+    CHECK(t.sent <= 10);
+  }
+  SlowTarget t(std::chrono::milliseconds(1));
+  t.dies_after = 4;
+  LoadOptions o;
+  o.max_requests = 12;
+  o.stop_after_connection_failures = 0;  // never stop: every request is sent
+  const LoadRun all = run_load(t, request_n, o);
+  CHECK_FALSE(all.stopped_on_connection_failures);
+  CHECK(all.samples.size() == 12);
+}
+
+TEST_CASE("load: an open loop's max_concurrency caps the requests in flight; the wait is not send lag") {
+  SlowTarget t(std::chrono::milliseconds(60));
+  LoadOptions o;
+  o.arrival = Arrival::poisson;
+  o.rate_per_s = 200;  // ~5 ms apart: 12 would overlap without the cap
+  o.seed = 3;
+  o.max_requests = 12;
+  o.max_concurrency = 2;
+  const LoadRun run = run_load(t, request_n, o);
+  REQUIRE(run.samples.size() == 12);
+  CHECK(t.max_in_flight() == 2);
+  int waited = 0;
+  for (const auto& s : run.samples) {
+    CHECK(s.t_ready_ns >= s.t_intended_ns);
+    waited += s.t_ready_ns > s.t_intended_ns + 10'000'000;
+    // Send lag counts from the slot: well below the cap's wait (up to several 60 ms services).
+    CHECK(static_cast<double>(s.response.t_request_ns - s.t_ready_ns) / 1e6 < 40.0);
+  }
+  CHECK(waited >= 6);
+  LoadOptions bad = o;
+  bad.max_concurrency = -1;
+  CHECK_THROWS_AS(run_load(t, request_n, bad), atlas::InputError);
+}
+
 TEST_CASE("load: bounded in time; invalid options are input errors") {
   SlowTarget t(std::chrono::milliseconds(1));
   LoadOptions o;
@@ -105,7 +167,7 @@ TEST_CASE("load: bounded in time; invalid options are input errors") {
   o.max_duration = std::chrono::milliseconds(300);
   const auto schedule = poisson_schedule(1000, 20.0, 1);
   const auto expected = std::count_if(schedule.begin(), schedule.end(), [](std::int64_t x) { return x < 300'000'000; });
-  const auto samples = run_load(t, request_n, o);
+  const auto samples = run_load(t, request_n, o).samples;
   CHECK(static_cast<long>(samples.size()) == expected);
   LoadOptions bad;
   bad.concurrency = 0;
@@ -128,9 +190,15 @@ class FakeServer final : public atlas::suites::Target {
   std::atomic<int> cold_requests{0};    ///< requests sent with TargetRequest::cold
   std::atomic<int> all_requests{0};
   std::string name() const override { return "endpoint:fake"; }
+  int dies_after = 1 << 30;             ///< later requests fail without a response byte
   TargetResponse generate(const TargetRequest& req) override {
     TargetResponse r;
-    ++all_requests;
+    if (++all_requests > dies_after) {
+      r.ok = false;
+      r.t_request_ns = atlas::now_ns();
+      r.error = "connect failed: Connection refused";
+      return r;
+    }
     cold_requests += req.cold;
     r.cached_tokens = cached;
     r.t_request_ns = atlas::now_ns();
@@ -236,4 +304,99 @@ TEST_CASE("load suite: a client that falls behind its schedule invalidates the l
   SlowTarget in_process(std::chrono::milliseconds(1));
   o.config = {{"concurrency", {1}}};
   CHECK_THROWS_WITH_AS(atlas::suites::run_load_suite(in_process, o), doctest::Contains("use --endpoint URL"), atlas::suites::SuiteError);
+}
+
+TEST_CASE("load suite: a server that dies mid-level stops the level; rates count completed requests, failures beside them") {
+  FakeServer t;
+  t.dies_after = 6;
+  atlas::suites::SuiteOptions o;
+  o.config = {{"concurrency", {1}}, {"num_prompts", 40}, {"input_len", 16}, {"output_len", 4}, {"max_send_lag_ms", 1000}};
+  o.config_source = "<test>";
+  const auto r = atlas::suites::run_load_suite(t, o);
+  const auto& lvl = r.details["levels"][0];
+  CHECK(lvl["completed"] == 6);
+  CHECK(lvl["failed"] == 5);          // five connection failures in a row stop the level
+  CHECK(lvl["connection_failures"] == 5);
+  CHECK(lvl["not_sent"] == 29);
+  CHECK(lvl["stopped_on_connection_failures"] == true);
+  CHECK(t.all_requests == 11);
+  CHECK(lvl["total_output_tokens"] == 24);  // completed requests only
+  CHECK(r.metrics.at("concurrency=1/failed_requests").samples == std::vector<double>{5});
+  CHECK(r.metrics.at("concurrency=1/ttft_ms").samples.size() == 6);
+  const std::string why = r.details["invalid_reason"];
+  CHECK(why.find("concurrency=1: 5 of 11 requests failed (5 without a response byte; first: connect failed") == 0);
+  CHECK(why.find("stopped after 5 connection failures in a row (29 requests not sent)") != std::string::npos);
+  REQUIRE(r.details["notes"].size() == 1);
+  CHECK(r.details["notes"][0].get<std::string>().find("concurrency=1: 5 of 11 requests FAILED (29 not sent): its rates (") == 0);
+  CHECK(r.details["notes"][0].get<std::string>().find("count the 6 that completed") != std::string::npos);
+  int failed_rows = 0;
+  for (const auto& row : lvl["request_rows"]) failed_rows += row["status"] == "failed";
+  CHECK(failed_rows == 5);
+}
+
+TEST_CASE("load suite: per-request rows hold TTFT + sum(ITL) = E2E and TPOT = (E2E - TTFT) / gaps; token totals") {
+  FakeServer t;
+  atlas::suites::SuiteOptions o;
+  o.config = {{"concurrency", {2}}, {"num_prompts", 6}, {"input_len", 16}, {"output_len", 5}, {"max_send_lag_ms", 1000}};
+  o.config_source = "<test>";
+  const auto r = atlas::suites::run_load_suite(t, o);
+  const auto& lvl = r.details["levels"][0];
+  REQUIRE(lvl["request_rows"].size() == 6);
+  for (const auto& row : lvl["request_rows"]) {
+    INFO(row.dump());
+    CHECK(row["status"] == "ok");
+    double sum = 0;
+    for (double g : row["itl_ms"]) sum += g;
+    CHECK(row["itl_ms"].size() == 4);
+    CHECK(row["ttft_ms"].get<double>() + sum == doctest::Approx(row["e2e_ms"].get<double>()).epsilon(1e-9));
+    CHECK(row["tpot_ms"].get<double>() ==
+          doctest::Approx((row["e2e_ms"].get<double>() - row["ttft_ms"].get<double>()) / 4).epsilon(1e-9));
+    CHECK(row["t_sent_ms"].get<double>() >= row["t_intended_ms"].get<double>());
+    CHECK(row["input_tokens"] == 16);
+    CHECK(row["output_tokens"] == 5);
+  }
+  CHECK(lvl["total_input_tokens"] == 96);
+  CHECK(lvl["total_output_tokens"] == 30);
+  CHECK(r.metrics.at("concurrency=2/total_input_tokens").samples == std::vector<double>{96});
+  const double out = r.metrics.at("concurrency=2/output_tok_s").samples.at(0);
+  const double total = r.metrics.at("concurrency=2/total_tok_s").samples.at(0);
+  CHECK(total == doctest::Approx(out * (96.0 + 30.0) / 30.0));
+}
+
+TEST_CASE("load suite: an open loop reports its realized rate; warm-up requests are sent, not measured; max_concurrency") {
+  FakeServer t;
+  atlas::suites::SuiteOptions o;
+  o.config = {{"rates", {50.0}}, {"num_prompts", 8}, {"input_len", 16}, {"output_len", 3}, {"max_send_lag_ms", 1000},
+              {"warmup_requests", 3}, {"max_concurrency", 2}};
+  o.config_source = "<test>";
+  const auto r = atlas::suites::run_load_suite(t, o);
+  CHECK(t.all_requests == 11);
+  const auto& lvl = r.details["levels"][0];
+  CHECK(lvl["requests"] == 8);
+  CHECK(lvl["warmup_requests"] == 3);
+  CHECK(lvl["max_concurrency"] == 2);
+  CHECK(r.metrics.at("rate=50/ttft_ms").samples.size() == 8);
+  CHECK(lvl["requested_rate"] == 50.0);
+  CHECK(lvl["realized_rate"].get<double>() > 0);
+  CHECK(lvl["realized_rate_band_95"].get<double>() == doctest::Approx(1.96 / std::sqrt(8.0)));
+  bool noted = false;
+  for (const auto& n : r.details["notes"]) noted = noted || n.get<std::string>().find("rate=50: realized arrival rate ") == 0;
+  CHECK(noted);
+  o.config = {{"concurrency", {2}}, {"max_concurrency", 2}};
+  CHECK_THROWS_WITH_AS(atlas::suites::run_load_suite(t, o), doctest::Contains("'max_concurrency' caps an open loop"),
+                       atlas::suites::SuiteError);
+}
+
+TEST_CASE("load suite: a one-token request has no TPOT and meets a tpot_ms SLO (vLLM's rule), counted") {
+  FakeServer t;
+  atlas::suites::SuiteOptions o;
+  o.config = {{"concurrency", {1}}, {"num_prompts", 3}, {"input_len", 16}, {"output_len", 1}, {"max_send_lag_ms", 1000},
+              {"goodput", {{"tpot_ms", 0.001}}}};
+  o.config_source = "<test>";
+  const auto r = atlas::suites::run_load_suite(t, o);
+  const auto& lvl = r.details["levels"][0];
+  CHECK(lvl["goodput_tpot_undefined_requests"] == 3);
+  CHECK(r.metrics.at("concurrency=1/tpot_ms").samples.empty());
+  CHECK(r.metrics.at("concurrency=1/goodput_req_s").samples.at(0) ==
+        doctest::Approx(r.metrics.at("concurrency=1/request_throughput").samples.at(0)));
 }

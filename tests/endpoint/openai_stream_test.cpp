@@ -31,6 +31,42 @@ TEST_CASE("stream reader: a role-only or empty first chat chunk is not a token; 
   CHECK(r.usage()->cached_tokens == 4);
 }
 
+TEST_CASE("stream reader: an empty-text chunk is a token when the server's count grew; a final usage alone is not") {
+  // vLLM continuous_usage_stats: the second chunk's text is empty but its count went 1 -> 2.
+  OpenAiStreamReader v;
+  feed(v, R"({"choices":[{"index":0,"text":"a","finish_reason":null}],"usage":{"completion_tokens":1}})", 10);
+  feed(v, R"({"choices":[{"index":0,"text":"","finish_reason":null}],"usage":{"completion_tokens":2}})", 20);
+  feed(v, R"({"choices":[{"index":0,"text":"b","finish_reason":"length"}],"usage":{"completion_tokens":3}})", 30);
+  REQUIRE(v.chunks().size() == 3);
+  CHECK(v.chunks()[1].t_ns == 20);
+  CHECK(v.chunks()[1].cumulative_tokens == 2);
+  CHECK(v.cumulative_source() == "server usage per chunk");
+  // llama.cpp without timings_per_token: usage and timings on the finish chunk only, which
+  // carries no token; an empty chunk without any count is not a token either.
+  OpenAiStreamReader l;
+  feed(l, R"({"choices":[{"index":0,"text":"","finish_reason":null}]})", 5);
+  feed(l, R"({"choices":[{"index":0,"text":"a","finish_reason":null}]})", 10);
+  feed(l, R"({"choices":[{"index":0,"text":"b","finish_reason":null}]})", 20);
+  feed(l, R"({"choices":[{"index":0,"text":"","finish_reason":"length"}],"usage":{"completion_tokens":3},"timings":{"predicted_n":3}})", 30);
+  REQUIRE(l.chunks().size() == 2);
+  CHECK(l.chunks()[0].t_ns == 10);
+  CHECK(l.cumulative_source().empty());
+  // llama.cpp with timings_per_token: the empty first chunk counted 1, so it is the first token.
+  OpenAiStreamReader t;
+  feed(t, R"({"choices":[{"index":0,"text":"","finish_reason":null}],"timings":{"predicted_n":1}})", 5);
+  feed(t, R"({"choices":[{"index":0,"text":"ab","finish_reason":null}],"timings":{"predicted_n":3}})", 10);
+  feed(t, R"({"choices":[{"index":0,"text":"","finish_reason":"length"}],"usage":{"completion_tokens":3},"timings":{"predicted_n":3}})", 30);
+  REQUIRE(t.chunks().size() == 2);
+  CHECK(t.chunks()[0].t_ns == 5);
+  CHECK(t.chunks()[1].cumulative_tokens == 3);
+  CHECK(t.cumulative_source() == "server timings per chunk");
+  // llama.cpp's own /completion with return_tokens: a top-level `tokens` list per chunk.
+  OpenAiStreamReader n;
+  feed(n, R"({"choices":[{"index":0,"text":""}],"tokens":[195]})", 5);
+  REQUIRE(n.chunks().size() == 1);
+  CHECK(n.chunks()[0].ids == 1);
+}
+
 TEST_CASE("stream reader: completions text, reasoning content counts as tokens") {
   OpenAiStreamReader r;
   feed(r, R"({"choices":[{"index":0,"text":""}]})", 1);

@@ -352,6 +352,21 @@ TEST_CASE("atlas-bench run --concurrency against the atlas-serve binary: one rec
   CHECK(lagging.out.find("the run is invalid (exit 2, inconclusive): suite load: concurrency=2: the client fell behind") !=
         std::string::npos);
 
+  // An open loop with a cap and a warm-up: per-request rows, the realized rate beside the
+  // requested one, total token throughput.
+  const BenchRun open = bench(bench_env, "run --endpoint " + server.url + model +
+                                             " --rate 40 --num-prompts 4 --input-len 16 --output-len 4 --max-concurrency 1"
+                                             " --warmup-requests 1 --max-send-lag-ms 1000 --out-dir '" + (dir / "open").string() + "'");
+  const json& lvl = open.record["suites"]["load"]["details"]["levels"][0];
+  CHECK(open.record["valid"] == true);
+  CHECK(lvl["request_rows"].size() == 4);
+  CHECK(lvl["requested_rate"] == 40.0);
+  CHECK(lvl["realized_rate"].get<double>() > 0);
+  CHECK(lvl["max_concurrency"] == 1);
+  CHECK(lvl["total_input_tokens"] == 64);
+  CHECK(open.out.find("rate=40: realized arrival rate") != std::string::npos);
+  CHECK(open.record["suites"]["load"]["metrics"].contains("rate=40/total_tok_s"));
+
   // Load flags with suites that do not read them are usage errors naming the flag and the suite
   // (they were silently ignored); so are endpoint options without --endpoint.
   const atlas::test::ShellResult ignored =
@@ -406,6 +421,12 @@ TEST_CASE("atlas-bench run: flags the run would ignore are usage errors naming t
       // The server runs the model: the in-process engine's options would be ignored.
       {" --suite ttft --backend cuda --threads 7", "--backend, --threads: options of the in-process engine; with --endpoint"},
       {" --suite ttft --threads 7", "--threads: options of the in-process engine; with --endpoint"},
+      // instructions counts the in-process engine under callgrind: a usage error, not a run
+      // that fails with exit 2.
+      {" --suite instructions", "--suite instructions counts the in-process engine's instructions under callgrind; with --endpoint"},
+      {" --suite ttft,instructions", "--suite instructions counts the in-process engine's instructions"},
+      // A closed loop keeps --concurrency in flight: a cap on it would be ignored.
+      {" --concurrency 2 --max-concurrency 1", "--max-concurrency caps the requests in flight of an open loop (--rate)"},
   };
   for (const Case& c : cases) {
     INFO(c.args);

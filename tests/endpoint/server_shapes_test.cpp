@@ -144,6 +144,39 @@ TEST_CASE("server shapes: llama.cpp: ids from logprobs, usage on the finish chun
   CHECK(r.server_timings["cache_n"] == 1);
 }
 
+TEST_CASE("server shapes: llama.cpp's empty-text chunk is a token where its timings say so: TTFT at the first token") {
+  // A first token that completes no UTF-8 character ("\xC3" of "é") streams as "text": "";
+  // timings_per_token's predicted_n counts it. Counted from the text, TTFT would be the second
+  // chunk (3 ms later) and the four tokens would spread over three chunks.
+  ScriptServer s;
+  s.models = owned_by("llamacpp", {{"meta", {{"n_ctx", 512}}}});
+  s.script = transcript("llamacpp-completions-empty-text.sse");
+  s.start();
+  EndpointTarget t(opts(s.url()));
+  TargetRequest q;
+  q.prompt_ids = {1, 450};
+  q.max_new_tokens = 4;
+  CHECK(t.request_body(q)["timings_per_token"] == true);  // asked of llama.cpp only
+  const TargetResponse r = t.generate(q);
+  INFO(r.error);
+  REQUIRE(r.ok);
+  CHECK(r.text == "\xC3\xA9 upon a");
+  CHECK(r.completion_tokens == 4);
+  CHECK(r.token_count_source == "server timings per chunk (= server usage)");
+  REQUIRE(r.token_t_ns.size() == 4);
+  const auto writes = s.write_ns();
+  REQUIRE(writes.size() == 1);
+  CHECK(r.token_t_ns[0] >= writes[0][0]);
+  CHECK(r.token_t_ns[0] < writes[0][1]);  // the first chunk, not the first visible character
+  for (int i = 1; i < 4; ++i) CHECK(r.token_t_ns[i] >= writes[0][i]);
+  REQUIRE(r.server_timings.is_object());
+  CHECK(r.server_timings["predicted_n"] == 4);  // the finish chunk's timings are kept
+  ScriptServer v;
+  v.models = owned_by("vllm", {{"max_model_len", 64}});
+  v.start();
+  CHECK_FALSE(EndpointTarget(opts(v.url())).request_body(q).contains("timings_per_token"));
+}
+
 TEST_CASE("server shapes: the request asks each server for ids and an exact length in its own fields") {
   const TargetRequest req = [] {
     TargetRequest r;

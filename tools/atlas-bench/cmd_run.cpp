@@ -62,7 +62,7 @@ struct RunArgs {
   // The load suite (suites/endpoint/load_suite.hpp), vLLM bench-serve style.
   std::string concurrency, rates, goodput;
   std::optional<double> burstiness, max_send_lag_ms;
-  std::optional<int> num_prompts, input_len, output_len;
+  std::optional<int> num_prompts, input_len, output_len, max_concurrency, warmup_requests;
   double inject_decode_delay_us = 0;  ///< test hook (the gate's head side); records with it never become baselines
   bool backend_given = false, threads_given = false;  ///< on the command line (their defaults say nothing)
 };
@@ -115,6 +115,8 @@ void apply_load_flags(const RunArgs& a, suites::SuiteSetConfig& config) {
   if (a.num_prompts) sec["num_prompts"] = *a.num_prompts;
   if (a.input_len) sec["input_len"] = *a.input_len;
   if (a.output_len) sec["output_len"] = *a.output_len;
+  if (a.max_concurrency) sec["max_concurrency"] = *a.max_concurrency;
+  if (a.warmup_requests) sec["warmup_requests"] = *a.warmup_requests;
   if (!a.goodput.empty()) {
     nlohmann::json g = nlohmann::json::object();
     for (const auto& kv : split_list(a.goodput)) {
@@ -140,6 +142,8 @@ std::string load_flags_given(const RunArgs& a) {
   add(a.input_len.has_value(), "--input-len");
   add(a.output_len.has_value(), "--output-len");
   add(a.max_send_lag_ms.has_value(), "--max-send-lag-ms");
+  add(a.max_concurrency.has_value(), "--max-concurrency");
+  add(a.warmup_requests.has_value(), "--warmup-requests");
   return names;
 }
 
@@ -242,6 +246,11 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
     throw InputError("--concurrency and --rate: give one; a load run is either a closed loop (--concurrency: requests in "
                      "flight) or an open loop (--rate: arrivals per second)");
   }
+  // --max-concurrency caps an open loop; a closed loop's --concurrency is its cap already.
+  if (a.max_concurrency && !a.concurrency.empty()) {
+    throw InputError("--max-concurrency caps the requests in flight of an open loop (--rate); with --concurrency the "
+                     "closed loop keeps exactly that many in flight, so it would be ignored");
+  }
   if (!load_flags.empty()) apply_load_flags(a, req.config);
   // --burstiness shapes open-loop arrival gaps: a closed loop (concurrency) never uses it.
   if (a.burstiness && runs_load) {
@@ -251,6 +260,12 @@ int run_command(const RunArgs& a, const GlobalOptions& g) {
                        (!a.concurrency.empty() ? "--concurrency" : req.config.source + ": suites.load.concurrency") +
                        "), which never uses it");
     }
+  }
+  // instructions counts the in-process engine's instructions under callgrind: a server's
+  // cannot be counted from here.
+  if (!a.endpoint.empty() && std::find(req.suites.begin(), req.suites.end(), "instructions") != req.suites.end()) {
+    throw InputError("--suite instructions counts the in-process engine's instructions under callgrind; with --endpoint the "
+                     "server runs the model, whose instructions it cannot count: leave instructions out or drop --endpoint");
   }
   if (runs_load && a.endpoint.empty()) {
     throw InputError("--suite load drives a server: give --endpoint URL");
@@ -324,6 +339,12 @@ const RegisterCommand kRun{{
       sub.add_option("--output-len", a->output_len, "Load suite: output tokens per request (exactly: ignore_eos)")
           ->check(CLI::PositiveNumber);
       sub.add_option("--goodput", a->goodput, "Load suite: SLOs for goodput, e.g. ttft_ms:500,tpot_ms:50");
+      sub.add_option("--max-concurrency", a->max_concurrency,
+                     "Load suite, with --rate: most requests in flight; an arrival beyond it waits for a slot (vLLM's --max-concurrency)")
+          ->check(CLI::PositiveNumber);
+      sub.add_option("--warmup-requests", a->warmup_requests,
+                     "Load suite: unmeasured requests per level before its measured ones, at the level's load (default 0)")
+          ->check(CLI::NonNegativeNumber);
       sub.add_option("--max-send-lag-ms", a->max_send_lag_ms,
                      "Load suite: a level whose p99 send lag exceeds this is invalid (default 10)")
           ->check(CLI::NonNegativeNumber);
