@@ -304,7 +304,9 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   if (opts.tokenizer) {
     const BpeVocab& v = *opts.tokenizer;
     h.kv_str("tokenizer.ggml.model", "gpt2");
-    h.kv_str("tokenizer.ggml.pre", v.pre == PreTokenizer::qwen2 ? "qwen2" : v.pre == PreTokenizer::llama3 ? "llama-bpe" : "gpt2");
+    // llama.cpp's names (llama-vocab.cpp): it knows "gpt-2", and refuses "gpt2" as an unknown
+    // pre-tokenizer; our reader takes both.
+    h.kv_str("tokenizer.ggml.pre", v.pre == PreTokenizer::qwen2 ? "qwen2" : v.pre == PreTokenizer::llama3 ? "llama-bpe" : "gpt-2");
     h.kv_strings("tokenizer.ggml.tokens", tok_tokens);
     h.kv_i32s("tokenizer.ggml.token_type", tok_types);
     h.kv_strings("tokenizer.ggml.merges", tok_merges);

@@ -15,8 +15,9 @@ namespace atlas::engine {
 struct GgufWriteOptions {
   DType dtype = DType::f32;  ///< storage of the matrices; RMSNorm weights always stay F32
   std::uint64_t alignment = 32;
-  /// A byte-level BPE vocabulary to embed (tokenizer.ggml.model "gpt2"), e.g. from
-  /// read_tokenizer_json. Its ids must be below the model's vocab_size; the token list is
+  /// A byte-level BPE vocabulary to embed (tokenizer.ggml.model "gpt2", tokenizer.ggml.pre
+  /// "gpt-2" / "llama-bpe" / "qwen2": llama.cpp's names), e.g. from read_tokenizer_json or
+  /// synthetic_bpe_vocab (make-model's default). Its ids must be below the model's vocab_size; the token list is
   /// padded to vocab_size with "[PAD<id>]" entries of type 5 (unused), as llama.cpp's converter does.
   std::optional<BpeVocab> tokenizer;
   /// qwen3next: write llama.cpp's current split layout (blk.N.attn_qkv [q | k | v] +

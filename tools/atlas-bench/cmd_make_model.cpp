@@ -7,6 +7,7 @@
 #include "engine/formats/gguf_writer.hpp"
 #include "engine/formats/qwen3_next_hf_writer.hpp"
 #include "engine/formats/presets.hpp"
+#include "engine/tokenizer/synthetic_vocab.hpp"
 #include "tools/atlas-bench/command.hpp"
 
 namespace atlas::cli {
@@ -42,7 +43,9 @@ const RegisterCommand kMakeModel{Command{
       sub.add_option("--gdn-layout", o->gdn_layout,
                      "qwen3next Gated DeltaNet input projection: fused (legacy ssm_in) | split (attn_qkv + attn_gate, llama.cpp's current converter)")
           ->check(CLI::IsMember({"fused", "split"}));
-      sub.add_option("--tokenizer", o->tokenizer, "Hugging Face tokenizer.json to embed (byte-level BPE; ids must fit the preset's vocab)");
+      sub.add_option("--tokenizer", o->tokenizer,
+                     "Hugging Face tokenizer.json to embed (byte-level BPE; ids must fit the preset's vocab); default: a synthetic "
+                     "ASCII byte-level vocabulary every GGUF reader (llama.cpp too) accepts; none: no vocabulary (token ids only)");
       return [o]() {
         if (o->preset.empty() && o->arch.empty()) {
           std::cerr << "make-model: give --preset or --arch\n";
@@ -69,10 +72,17 @@ const RegisterCommand kMakeModel{Command{
         engine::GgufWriteOptions w;
         w.dtype = o->dtype == "f16" ? engine::DType::f16 : o->dtype == "bf16" ? engine::DType::bf16 : o->dtype == "q8_0" ? engine::DType::q8_0 : engine::DType::f32;
         w.qwen3next_split_qkv = o->gdn_layout == "split";
-        if (!o->tokenizer.empty()) w.tokenizer = engine::read_tokenizer_json(o->tokenizer);
         const engine::Model m = engine::make_preset_model(name, o->seed, o->max_seq_len);
+        // A file without a vocabulary loads in llama.cpp, which then aborts at the first token it
+        // generates (GGML_ASSERT type != LLAMA_VOCAB_TYPE_NONE): by default a synthetic one.
+        if (o->tokenizer.empty()) {
+          w.tokenizer = engine::synthetic_bpe_vocab(m.config.vocab_size);
+        } else if (o->tokenizer != "none") {
+          w.tokenizer = engine::read_tokenizer_json(o->tokenizer);
+        }
         engine::write_gguf(o->out, m, w);
-        std::cout << "wrote " << o->out << " (" << name << ", seed " << o->seed << ", " << o->dtype << ")\n";
+        std::cout << "wrote " << o->out << " (" << name << ", seed " << o->seed << ", " << o->dtype << ", tokenizer "
+                  << (o->tokenizer.empty() ? "synthetic" : o->tokenizer) << ")\n";
         return to_int(ExitCode::pass);
       };
     }}};
