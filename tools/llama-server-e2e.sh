@@ -11,15 +11,21 @@
 #   ATLAS_BENCH   default $E2E_BENCH, else build/tools/atlas-bench
 #   DATA_DIR      default $ATLAS_DATA_DIR, else ../shared/data (needs models/stories260K-gguf and bfcl/)
 # Environment: E2E_OUT (default a new temp dir), E2E_PORT (default 18090), E2E_THREADS
-# (llama-server threads, default 1), E2E_REPS (default 2).
+# (llama-server threads, default 1), E2E_REPS (default 5; after one unmeasured warm-up
+# repetition), E2E_OVERHEAD_MS (the bound on the client's TTFT above the server's prompt_ms,
+# default 5).
 #
 # It starts llama-server on 127.0.0.1 with the stories260K GGUF (--jinja: the model has no
 # template, so the server uses its default one), then runs:
 #   1. ttft, agentic and bfcl (prompt mode, 2 entries per category): each must exit 0;
 #   2. the load suite at --concurrency 1,2,4.
 # and checks, from the records (requests' server `timings` are kept in the records' details):
-#   - cold TTFT within 20% of the server's own timings.prompt_ms for cold prompts (median per
-#     prompt length >= 64 tokens; shorter prompts are listed, HTTP overhead dominates them);
+#   - cold TTFT against the server's own timings.prompt_ms, per prompt length: the overhead
+#     (client TTFT - prompt_ms, median of the requests) between 0 and E2E_OVERHEAD_MS for every
+#     length, an absolute bound on what HTTP, the slot and the client add; and the ratio within
+#     20% only where prefill dominates (median prompt_ms >= 5 x the bound): a ~4 ms prefill
+#     cannot absorb a fixed 1-5 ms overhead within 20%, and the median of two samples without a
+#     warm-up measured the check's own noise (ratio 1.60-1.64 at 64 tokens in 2 of 2 runs);
 #   - reuse figures equal the server's: every warm TTFT request's and agentic turn's cached
 #     tokens equal the server's timings.cache_n, and the agentic reuse shortfall is 0;
 #   - every BFCL entry was cold and unsalted: llama.cpp gets cache_prompt false, so each entry
@@ -42,7 +48,8 @@ data=$(cd "$data" && pwd)
 out=${E2E_OUT:-$(mktemp -d /tmp/llama-server-e2e.XXXXXX)}
 port=${E2E_PORT:-18090}
 threads=${E2E_THREADS:-1}
-reps=${E2E_REPS:-2}
+reps=${E2E_REPS:-5}
+overhead_ms=${E2E_OVERHEAD_MS:-5}
 model=$data/models/stories260K-gguf/stories260K.gguf
 mkdir -p "$out"
 for f in "$server_bin" "$bench" "$model"; do
@@ -80,8 +87,8 @@ run() {  # name, args...: runs atlas-bench, keeps its output and exit status
   echo "atlas-bench run $name: exit $rc ($(cat "$out/$name.record"))"
   [ "$rc" = 0 ] || status=1
 }
-run suites --suite ttft,agentic,bfcl --config "$out/suites.json" --warmup 0 --repetitions "$reps"
-run load --concurrency 1,2,4 --num-prompts 12 --input-len 64 --output-len 32
+run suites --suite ttft,agentic,bfcl --config "$out/suites.json" --warmup 1 --repetitions "$reps"
+run load --concurrency 1,2,4 --num-prompts 12 --input-len 64 --output-len 32 --warmup-requests 2
 
 rec=$(cat "$out/suites.record")
 load=$(cat "$out/load.record")
@@ -92,17 +99,20 @@ check() {  # description, jq program over the record that yields true/false, rec
   [ "$ok" = true ] || status=1
 }
 echo
-echo "== cold TTFT vs the server's prompt_ms (median per length; ratio client/server)"
-jq -r '.suites.ttft.details.requests | map(select(.variant == "cold" and .server_timings != null))
-  | group_by(.len)[] | {len: .[0].len, n: length,
-      ttft: (map(.ttft_ms) | sort | .[(length / 2 | floor)]),
-      prompt_ms: (map(.server_timings.prompt_ms) | sort | .[(length / 2 | floor)]),
-      cached: (map(.cached_tokens) | max)}
-  | "len=\(.len) n=\(.n) client TTFT \(.ttft * 1000 | round / 1000) ms, server prompt_ms \(.prompt_ms * 1000 | round / 1000) ms, ratio \(.ttft / .prompt_ms * 1000 | round / 1000), max cached \(.cached)"' "$rec"
-check "cold TTFT within 20% of prompt_ms for every length >= 64" '[.suites.ttft.details.requests[]
-  | select(.variant == "cold" and .len >= 64)] | group_by(.len) | map(
-    (map(.ttft_ms) | sort | .[(length / 2 | floor)]) / (map(.server_timings.prompt_ms) | sort | .[(length / 2 | floor)]))
-  | all(. >= 0.8 and . <= 1.2)' "$rec"
+echo "== cold TTFT vs the server's prompt_ms (medians per length over $reps repetitions after a warm-up)"
+# Per length: the medians of client TTFT, server prompt_ms, their per-request difference (the
+# overhead) and ratio.
+cold='def median: sort | .[(length / 2 | floor)];
+  [.suites.ttft.details.requests[] | select(.variant == "cold" and .server_timings != null)]
+  | group_by(.len) | map({len: .[0].len, n: length, ttft: (map(.ttft_ms) | median),
+      prompt_ms: (map(.server_timings.prompt_ms) | median),
+      overhead: (map(.ttft_ms - .server_timings.prompt_ms) | median),
+      ratio: (map(.ttft_ms / .server_timings.prompt_ms) | median), cached: (map(.cached_tokens) | max)})'
+jq -r "$cold"' | .[] | "len=\(.len) n=\(.n) client TTFT \(.ttft * 1000 | round / 1000) ms, server prompt_ms \(.prompt_ms * 1000 | round / 1000) ms, overhead \(.overhead * 1000 | round / 1000) ms, ratio \(.ratio * 1000 | round / 1000), max cached \(.cached)"' "$rec"
+check "cold TTFT overhead over prompt_ms within 0..$overhead_ms ms for every length (median per length)" \
+  "$cold"' | length > 0 and all(.overhead >= -0.1 and .overhead <= '"$overhead_ms"')' "$rec"
+check "cold TTFT within 20% of prompt_ms where prefill dominates (median prompt_ms >= $((5 * overhead_ms)) ms)" \
+  "$cold"' | map(select(.prompt_ms >= 5 * '"$overhead_ms"')) | length > 0 and all(.ratio >= 0.8 and .ratio <= 1.2)' "$rec"
 check "cold requests were cold (server cache_n <= 1)" '[.suites.ttft.details.requests[] | select(.variant == "cold") | .server_timings.cache_n] | all(. <= 1)' "$rec"
 check "warm cached_tokens = the server's cache_n on every request" '[.suites.ttft.details.requests[] | .cached_tokens == .server_timings.cache_n] | all' "$rec"
 check "agentic: reused = the server's cache_n on every turn" '[.suites.agentic.details.traces[].turns[] | .reused == .server_timings.cache_n] | all' "$rec"
