@@ -117,11 +117,18 @@ TEST_CASE("load: a level stops after N requests in a row got no response byte, i
     o.stop_after_connection_failures = 5;
     const LoadRun run = run_load(t, request_n, o);
     CHECK(run.stopped_on_connection_failures);
-    // 4 answered, then 5 failures in a row stop it; an open loop may have one more arrival
-    // already on its way when the fifth failure lands.
-    CHECK(run.samples.size() >= 9);
-    CHECK(run.samples.size() <= 10);
-    CHECK(t.sent <= 10);
+    if (arrival == Arrival::fixed_concurrency) {
+      // One at a time: 4 answered, then 5 failures in a row stop it.
+      CHECK(run.samples.size() == 9);
+      CHECK(t.sent == 9);
+    } else {
+      // "In a row" is in completion order: an answered request that overlapped the first
+      // failures (Poisson gaps below its 1 ms) resets the count, and arrivals already on their
+      // way when the fifth failure lands still go; far fewer than the 40 scheduled.
+      CHECK(run.samples.size() >= 9);
+      CHECK(run.samples.size() <= 20);
+      CHECK(t.sent <= 20);
+    }
   }
   SlowTarget t(std::chrono::milliseconds(1));
   t.dies_after = 4;
