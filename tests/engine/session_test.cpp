@@ -236,7 +236,9 @@ TEST_CASE("DecodeDelay: fractional microseconds add up exactly over many tokens"
   for (int i = 0; i < 4000; ++i) d.on_decode_step();
   const double ms = static_cast<double>(atlas::now_ns() - t0) / 1e6;
   CHECK(ms >= 10.0 - DecodeDelay::kMinSleepNs / 1e6);
-  CHECK(ms < 40.0);  // the last sleep's oversleep, generous for a loaded box (a 20 us floor per token would be 80 ms)
+  // The last sleep's oversleep, generous for a loaded box (40.5 ms seen at load 17 on 2 cores),
+  // and still below the 80 ms a 20 us floor per token would take.
+  CHECK(ms < 70.0);
   DecodeDelay off;
   off.set(-1);
   CHECK(off.us() == 0);
