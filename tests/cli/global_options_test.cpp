@@ -78,3 +78,23 @@ TEST_CASE("every command's help names the global options it accepts") {
     CHECK(r.out.find("Global options, here or before the command name: --data-dir DIR") != std::string::npos);
   }
 }
+
+TEST_CASE("a command's or nested command's help has its own footer, not the top-level page's") {
+  const auto run = test::cli_runner("cli_global_help_footer");
+  if (!run) return;
+  const std::vector<std::vector<std::string>> pages = {
+      {"run", "--help"}, {"diff", "--help"}, {"baseline", "show", "--help"}, {"baseline", "ratchet", "--help"},
+      {"records", "list", "--help"}};
+  for (const auto& page : pages) {
+    const auto r = (*run)(page);
+    CAPTURE(page.front());
+    CAPTURE(page.size() > 2 ? page[1] : std::string());
+    CHECK(r.exit_status == 0);
+    CHECK(r.out.find("Global options, here or before the command name: --data-dir DIR") != std::string::npos);
+    // The top-level footer explains --pull-request-gate-check; it belongs on `atlas-bench --help` only.
+    CHECK(r.out.find("--pull-request-gate-check") == std::string::npos);
+    CHECK(r.out.find("Global options may also follow the command name") == std::string::npos);
+  }
+  const auto top = (*run)({"--help"});
+  CHECK(top.out.find("--pull-request-gate-check") != std::string::npos);
+}

@@ -65,8 +65,10 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < command_registry().size(); ++i) {
     const auto& c = command_registry()[i];
     CLI::App* sub = app.add_subcommand(c.name, c.description);
-    actions[i] = c.setup(*sub, global);
+    // Before setup: nested commands (`baseline show`) copy their parent's footer when created,
+    // so they get this line rather than the top-level page's footer.
     sub->footer("Global options, here or before the command name: --data-dir DIR (models/ and bfcl/; env ATLAS_DATA_DIR)");
+    actions[i] = c.setup(*sub, global);
     subs.push_back(sub);
   }
   try {
