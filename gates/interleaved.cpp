@@ -62,17 +62,24 @@ TimedVerdict classify(const TimedMetric& m, const records::PairedVerdict& v, int
   if (v.status == records::PairedStatus::regression) {
     if (too_much_load) {
       t.status = TimedStatus::load;
-      t.why = v.why + "; but " + load_text + ": a regression measured under load is not trusted";
+      t.why = "inconclusive: load: " + load_text + ", and a regression measured under load is not trusted; " + v.why;
     } else {
       t.status = TimedStatus::regression;
       t.why = v.why;
     }
   } else if (v.rules_out_regression) {
     t.status = TimedStatus::pass;
-    t.why = v.why;
+    // The gate asks one question (is head worse by the tolerance?), so its reason must read as
+    // its verdict: judge_paired words the two-sided answer (`ab`'s), which may be "undecided"
+    // (the interval also reaches below -tolerance) when a slowdown of the tolerance is excluded.
+    std::string rest = v.why;
+    for (const char* word : {"undecided: ", "same: ", "better: "})
+      if (rest.rfind(word, 0) == 0) rest = rest.substr(std::char_traits<char>::length(word));
+    t.why = "pass: a slowdown of the tolerance is excluded (the interval's upper end " + pct(v.ci_hi) + " < " +
+            pct(m.tolerance) + "); " + rest;
   } else if (too_much_load) {
     t.status = TimedStatus::load;
-    t.why = v.why + "; " + load_text;
+    t.why = "inconclusive: load: " + load_text + "; " + v.why;
   } else if (std::isfinite(v.mde) && v.mde > m.tolerance) {
     t.status = TimedStatus::noisy;
     t.why = "not gated: noise " + pct(v.mde) + " > tolerance " + pct(m.tolerance) + " (minimum detectable effect at " +

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "gates/error.hpp"
+#include "gates/history_check.hpp"
 #include "gates/process.hpp"
 
 namespace atlas::gates {
@@ -180,7 +181,13 @@ MergeBaseReport check_merge_base(const std::filesystem::path& baselines_dir, con
     const Baseline now = load_baseline(root / rel);
     const auto shown = git(root, {"show", report.base_commit + ":" + rel});
     if (shown.exit_status != 0) {
-      report.notes.push_back(rel + ": new since the merge-base");
+      // No older version to compare with: the file's own history is the only witness, so a value
+      // edited by hand after `baseline init` (a loosened gate nobody reviewed) is caught here.
+      report.notes.push_back(rel + ": new since the merge-base (each value checked against its own history)");
+      for (const auto& [key, m] : now.metrics) {
+        if (const auto problem = history_mismatch(m); !problem.empty())
+          report.violations.push_back({rel, key, "new since the merge-base, and its " + problem});
+      }
       continue;
     }
     const std::string source = rel + "@" + report.base_commit.substr(0, 12);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "common/natural_order.hpp"
 #include "records/error.hpp"
 #include "records/stats.hpp"
 
@@ -53,13 +54,38 @@ MetricDiff one_sided(const std::string& suite, const std::string& name, const Me
 
 }  // namespace
 
+std::string box_caveat(const Record& r) {
+  const auto& q = r.quiet_box;
+  if (!q.is_object()) return "not quiet-box checked";
+  const auto before = q.find("before");
+  if (before == q.end() || !before->is_object()) return "not quiet-box checked";
+  const auto quiet = before->find("quiet");
+  if (quiet != before->end() && quiet->is_boolean() && !quiet->get<bool>()) {
+    std::string why = "its quiet-box check said not quiet";
+    const auto reasons = before->find("reasons");
+    if (reasons != before->end() && reasons->is_array() && !reasons->empty()) {
+      why += " (";
+      for (std::size_t i = 0; i < reasons->size(); ++i) {
+        const auto& x = (*reasons)[i];
+        why += (i ? "; " : "") + (x.is_string() ? x.get<std::string>() : x.dump());
+      }
+      why += ")";
+    }
+    return why;
+  }
+  const auto noisy = q.find("allow_noisy");
+  if (noisy != q.end() && noisy->is_boolean() && noisy->get<bool>()) return "judged with --allow-noisy";
+  if (quiet == before->end() || !quiet->is_boolean()) return "not quiet-box checked";
+  return "";
+}
+
 const char* to_string(Change c) {
   switch (c) {
     case Change::improved: return "improved";
     case Change::regressed: return "regressed";
     case Change::changed: return "changed";
     case Change::unchanged: return "unchanged";
-    case Change::noise: return "noise";
+    case Change::noise: return "undecided";
     case Change::added: return "added";
     case Change::removed: return "removed";
     case Change::incomparable: return "incomparable";
@@ -93,6 +119,16 @@ MetricDiff diff_metric(const std::string& suite, const std::string& name, const 
   if (d.n_a == 0 || d.n_b == 0) {
     d.change = (d.n_a == 0 && d.n_b == 0) ? Change::unchanged : Change::noise;
     return d;
+  }
+  if (options.judge && !is_identity_unit(d.unit)) {
+    if (const auto j = options.judge(suite, name, a, b)) {
+      d.change = j->change;
+      d.test = j->rule;
+      d.why = j->why;
+      d.p_value = j->p_value.value_or(kNaN);
+      d.significant = d.change == Change::improved || d.change == Change::regressed;
+      return d;
+    }
   }
   if (a.kind != MetricKind::timed) {
     d.test = "exact-compare";
@@ -140,15 +176,28 @@ RecordDiff diff_records(const Record& a, const Record& b, const DiffOptions& opt
   out.a = side_of(a, label_a);
   out.b = side_of(b, label_b);
   out.options = options;
+  std::string caveat;  // for every timed row: which side's box is not known to be quiet
   for (const auto& [side, rec] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
     for (const auto& h : active_test_hooks(*rec))
       out.warnings.push_back(std::string(side) + " was made with a test hook active (" + h + ")");
-    if (rec->quiet_box.is_null())
+    const std::string box = box_caveat(*rec);
+    if (box.empty()) continue;
+    caveat += (caveat.empty() ? "" : "; ") + std::string(side) + ": box " +
+              (box == "not quiet-box checked" ? "not checked" : "not quiet");
+    if (box == "not quiet-box checked")
       out.warnings.push_back(std::string(side) + " was not quiet-box checked (`atlas-bench run` does not check the box; " +
-                             "gate runs do): timed differences may be other load");
+                             "gate runs do): timed differences may be other load; timed rows are marked");
+    else
+      out.warnings.push_back(std::string(side) + "'s box was NOT quiet: " + box +
+                             ": its timed values may be other load, not the code; timed rows are marked");
   }
   if (label_a == label_b) out.warnings.push_back("A and B are the same record (" + label_a + ")");
-  std::set<std::pair<std::string, std::string>> keys;
+  // Rows in the order a reader expects: numbers in names by value (load rate=20 before rate=200).
+  const auto natural = [](const std::pair<std::string, std::string>& x, const std::pair<std::string, std::string>& y) {
+    if (x.first != y.first) return natural_less(x.first, y.first);
+    return natural_less(x.second, y.second);
+  };
+  std::set<std::pair<std::string, std::string>, decltype(natural)> keys(natural);
   for (const Record* r : {&a, &b}) {
     for (const auto& [sname, s] : r->suites) {
       for (const auto& [mname, m] : s.metrics) keys.emplace(sname, mname);
@@ -166,6 +215,7 @@ RecordDiff diff_records(const Record& a, const Record& b, const DiffOptions& opt
     if (ma && mb) out.metrics.push_back(diff_metric(sname, mname, *ma, *mb, options));
     else if (ma) out.metrics.push_back(one_sided(sname, mname, *ma, true));
     else out.metrics.push_back(one_sided(sname, mname, *mb, false));
+    if (out.metrics.back().kind == MetricKind::timed) out.metrics.back().caveat = caveat;
   }
   return out;
 }

@@ -8,6 +8,8 @@
 // and, as asv does for single-repeat results, the threshold alone decides.
 // Counted and accuracy metrics are deterministic and compare exactly: any change of the median
 // is improved or regressed.
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +25,26 @@ namespace atlas::records {
 enum class Change { improved, regressed, changed, unchanged, noise, added, removed, incomparable };
 const char* to_string(Change c);
 
+/// What a judge says about one metric both sides have (see DiffOptions::judge).
+struct MetricJudgement {
+  Change change = Change::unchanged;  ///< improved, regressed, unchanged or noise (undecided)
+  std::string rule;                   ///< the judge's rule name, e.g. "exact-tolerance", "mann-whitney-u"
+  std::string why;                    ///< one sentence: the values, the tolerance or margin, the test
+  std::optional<double> p_value;
+};
+/// Judges B's metric against A's; std::nullopt leaves the metric to the built-in rule below.
+using MetricJudge =
+    std::function<std::optional<MetricJudgement>(const std::string& suite, const std::string& metric, const Metric& a,
+                                                  const Metric& b)>;
+
 struct DiffOptions {
   double alpha = 0.05;         ///< significance level of the U test (Google Benchmark compare.py default)
   double threshold_pct = 5.0;  ///< minimum |Δ%| of the medians for a timed change to count
+  /// When set, decides every metric both sides have except identities and incomparable pairs:
+  /// `atlas-bench diff` passes the gate's own judgement (gates/diff_judge.hpp), so diff and
+  /// gate never disagree about one change. Unset, the asv-style rule above applies.
+  MetricJudge judge;
+  std::string rule_text;  ///< names the judge for the summary line, e.g. "the pr gate's rules"
 };
 
 struct MetricDiff {
@@ -42,6 +61,10 @@ struct MetricDiff {
   /// Identity metrics only: a side whose samples disagree (its runs produced different outputs;
   /// its p50 is NaN and printers say "mixed").
   bool mixed_a = false, mixed_b = false;
+  std::string why;  ///< the judge's reason (empty for the built-in rule's unchanged rows)
+  /// Timed rows only: which side's box was not known to be quiet ("A: box not quiet"), since a
+  /// timed change measured under load may be the load. Empty when both were quiet.
+  std::string caveat;
 };
 
 /// Identifies one side of a diff in printed output.
@@ -55,13 +78,17 @@ struct DiffSide {
 struct RecordDiff {
   DiffSide a, b;
   DiffOptions options;
-  std::vector<MetricDiff> metrics;  ///< sorted by (suite, metric)
+  std::vector<MetricDiff> metrics;  ///< sorted by (suite, metric), numbers in names by value (natural_less)
   /// Caveats a reader needs before trusting the table: a side made with a test hook, a side
   /// whose box was never quiet-checked, both sides the same record.
   std::vector<std::string> warnings;
   /// Counts of each Change, for summaries.
   int count(Change c) const;
 };
+
+/// Why a record's box cannot be trusted for timing: "its quiet-box check said not quiet (...)",
+/// "judged with --allow-noisy", "not quiet-box checked"; "" when its check said quiet.
+std::string box_caveat(const Record& r);
 
 /// Compares every metric present in either record (A = baseline, B = candidate).
 RecordDiff diff_records(const Record& a, const Record& b, const DiffOptions& options = {},

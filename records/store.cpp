@@ -130,9 +130,10 @@ std::vector<StoredRecord> list_records(const fs::path& store_dir) {
 
 namespace {
 
-// Every record of the one commit `arg` names (see resolve_record), newest first.
+// Every record of the one commit `arg` names (see commit_records), newest first.
 std::vector<StoredRecord> commit_candidates(const std::string& arg, const fs::path& store_dir,
-                                            const std::string& gate_or_suite, const std::optional<fs::path>& repo_dir) {
+                                            const std::string& gate_or_suite, const std::optional<fs::path>& repo_dir,
+                                            bool allow_dirty) {
   if (arg.empty()) throw RecordError("empty record argument: give a record file or a commit prefix");
   const auto all = list_records(store_dir);
   auto matching = [&](const std::string& prefix) {
@@ -164,6 +165,19 @@ std::vector<StoredRecord> commit_candidates(const std::string& arg, const fs::pa
                       ": not a file, and no " + (store_dir / "*" / (name + "*")).string() + "/ directory holds a record" +
                       scope + "; run a suite or gate at that commit first");
   }
+  // A clean name never silently means a dirty run: that record measured other code.
+  if (!arg.ends_with("-dirty") && !allow_dirty) {
+    std::vector<StoredRecord> dirty;
+    for (const auto& h : hits)
+      if (h.dirty) dirty.push_back(h);
+    std::erase_if(hits, [](const StoredRecord& s) { return s.dirty; });
+    if (hits.empty()) {
+      std::string list;
+      for (const auto& d : dirty) list += "\n  " + d.path.string();
+      throw RecordError("\"" + arg + "\" has only records taken with uncommitted changes (-dirty), which ran other code " +
+                        "than the commit; name one as " + dirty.front().commit + "-dirty (or pass its file) to use it:" + list);
+    }
+  }
   std::set<std::string> commits;
   for (const auto& h : hits) commits.insert(h.commit);
   if (commits.size() > 1) {
@@ -181,7 +195,7 @@ fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const
                         const std::optional<fs::path>& repo_dir) {
   std::error_code ec;
   if (fs::is_regular_file(arg, ec)) return arg;
-  const auto hits = commit_candidates(arg, store_dir, gate_or_suite, repo_dir);
+  const auto hits = commit_candidates(arg, store_dir, gate_or_suite, repo_dir, false);
   // Newest first; a valid record wins over newer invalid ones (a run that stopped on an error
   // must not stand in for the commit's real result), and the newest is the fallback.
   for (const auto& h : hits) {
@@ -192,6 +206,11 @@ fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const
     }
   }
   return hits.front().path;
+}
+
+std::vector<StoredRecord> commit_records(const std::string& arg, const fs::path& store_dir, const std::string& gate_or_suite,
+                                         const std::optional<fs::path>& repo_dir, bool allow_dirty) {
+  return commit_candidates(arg, store_dir, gate_or_suite, repo_dir, allow_dirty);
 }
 
 RecordKind kind_of(const Record& r) {
@@ -220,65 +239,6 @@ std::string RecordKind::describe() const {
   }
   if (!valid) s += ", INVALID";
   return s;
-}
-
-PickedRecord pick_record(const std::string& arg, const fs::path& store_dir, const Record* like,
-                         const std::string& gate_or_suite, const std::optional<fs::path>& repo_dir) {
-  std::error_code ec;
-  if (fs::is_regular_file(arg, ec)) {
-    const Record r = read_record(arg);
-    return {arg, "the file given (" + kind_of(r).describe() + ")"};
-  }
-  struct Candidate {
-    fs::path path;
-    RecordKind kind;
-  };
-  std::vector<Candidate> all;
-  for (const auto& h : commit_candidates(arg, store_dir, gate_or_suite, repo_dir)) {
-    try {
-      all.push_back({h.path, kind_of(read_record(h.path))});
-    } catch (const atlas::Error&) {
-      // unreadable records are not candidates
-    }
-  }
-  if (all.empty()) throw RecordError("no readable record matches \"" + arg + "\" under " + store_dir.string());
-  std::vector<Candidate> pool = all;
-  std::vector<std::string> preferred;
-  // Each preference narrows the pool only when something is left: the best available record is
-  // still compared, and the note says which preference could not be met.
-  auto prefer = [&](const std::string& what, const auto& keep) {
-    std::vector<Candidate> next;
-    for (const auto& c : pool)
-      if (keep(c.kind)) next.push_back(c);
-    if (next.empty()) {
-      preferred.push_back("none " + what);
-      return;
-    }
-    if (next.size() < pool.size()) preferred.push_back(what);
-    pool = std::move(next);
-  };
-  const RecordKind* want = nullptr;
-  RecordKind like_kind;
-  if (like) {
-    like_kind = kind_of(*like);
-    want = &like_kind;
-  }
-  prefer("valid", [](const RecordKind& k) { return k.valid; });
-  prefer("without test hooks", [](const RecordKind& k) { return k.hooks.empty(); });
-  if (want) {
-    prefer("of gate/suite " + want->gate_or_suite, [&](const RecordKind& k) { return k.gate_or_suite == want->gate_or_suite; });
-    prefer("on target " + want->target, [&](const RecordKind& k) { return k.target == want->target; });
-  }
-  prefer("whole runs (merged, not one shard)", [](const RecordKind& k) { return k.shard.empty(); });
-  const Candidate& chosen = pool.front();  // newest of what is left
-  std::string why = chosen.kind.describe() + "; newest of " + std::to_string(pool.size()) + " of " +
-                    std::to_string(all.size()) + " records of that commit";
-  if (!preferred.empty()) {
-    why += " (preferred:";
-    for (std::size_t i = 0; i < preferred.size(); ++i) why += (i ? ", " : " ") + preferred[i];
-    why += ")";
-  }
-  return {chosen.path, why};
 }
 
 }  // namespace atlas::records

@@ -44,13 +44,23 @@ std::vector<StoredRecord> list_records(const std::filesystem::path& store_dir);
 
 /// Resolves a command-line argument naming a record: an existing file path is returned as is;
 /// otherwise `arg` is a commit-ish prefix ("3f9a0c1", a full sha, or "<sha>-dirty") and the
-/// newest valid record under <store>/*/<arg>*/ is returned (the newest of any when none is
+/// newest valid record of commit_records(arg) is returned (the newest of any when none is
 /// valid; restricted to `gate_or_suite` when not empty). When no directory matches and `repo_dir` is given, `git rev-parse arg` (e.g. "HEAD",
 /// "main") is tried. Throws RecordError when nothing matches, or when the prefix matches more
 /// than one commit (the message lists the candidates).
 std::filesystem::path resolve_record(const std::string& arg, const std::filesystem::path& store_dir,
                                      const std::string& gate_or_suite = "",
                                      const std::optional<std::filesystem::path>& repo_dir = std::nullopt);
+
+/// Every record file of the one commit `arg` names, newest first (`arg` as for resolve_record).
+/// A name that does not end in "-dirty" names the commit's clean records only: a record taken
+/// with uncommitted changes ran other code, and stands in for the commit only when asked for
+/// (`<sha>-dirty`, or `allow_dirty`). Throws RecordError when nothing matches (saying when only
+/// dirty records exist and how to name them) or when the prefix names two commits.
+std::vector<StoredRecord> commit_records(const std::string& arg, const std::filesystem::path& store_dir,
+                                         const std::string& gate_or_suite = "",
+                                         const std::optional<std::filesystem::path>& repo_dir = std::nullopt,
+                                         bool allow_dirty = false);
 
 /// What kind of run a record is, for choosing comparable records: its gate or suite, target
 /// (config.target_name, e.g. "engine:cpu"), active test hooks, nightly shard ("i/N" when one of
@@ -64,19 +74,5 @@ struct RecordKind {
   std::string describe() const;
 };
 RecordKind kind_of(const Record& r);
-
-struct PickedRecord {
-  std::filesystem::path path;
-  std::string why;  ///< which record was taken and why, for the user
-};
-
-/// Like resolve_record, but chooses among the commit's records the one to compare with `like`
-/// (may be null): in order of preference valid, without test hooks, the same gate or suite and
-/// the same target as `like`, a whole run rather than one nightly shard; then the newest. A
-/// preference no record meets is dropped (and named in `why`). A file argument is returned as
-/// given. Throws RecordError as resolve_record.
-PickedRecord pick_record(const std::string& arg, const std::filesystem::path& store_dir, const Record* like,
-                         const std::string& gate_or_suite = "",
-                         const std::optional<std::filesystem::path>& repo_dir = std::nullopt);
 
 }  // namespace atlas::records

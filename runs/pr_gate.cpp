@@ -106,6 +106,16 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
     }
     decision.reasons.push_back(why);
   }
+  // The README's table says a busy box is inconclusive; the timed judgement against the
+  // merge-base is the exception (it measures each round's load), and a reader who saw the
+  // pre-run check's "not quiet" must be told why a timed verdict stands anyway.
+  if (timed.ran && !o.timed_only && !judged.quiet.quiet && timed_answer != Overall::inconclusive) {
+    decision.reasons.push_back(
+        "the pre-run check said the box was not quiet; the timed verdict stands because it is judged on interleaved "
+        "rounds, " + std::to_string(timed.outcome.disturbed_rounds) + " of " + std::to_string(timed.outcome.rounds.size()) +
+        " disturbed by load (at most " + std::to_string(static_cast<int>(cfg.timed.max_disturbed_share * 100 + 0.5)) +
+        " % allowed)");
+  }
   const bool judged_anything = baseline.has_value() || o.timed_only;
   decision.overall = worst(decision.overall, timed_answer);
 

@@ -1,8 +1,11 @@
 #include "suites/report.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <cstdio>
 
+#include "common/natural_order.hpp"
 #include "common/number_format.hpp"
 #include "records/summary.hpp"
 
@@ -16,7 +19,12 @@ Table metrics_table(const records::SuiteResult& result) {
   Table t;
   t.title = result.name;
   t.header = {"metric", "unit", "better", "kind", "n", "p50", "p90", "p99", "min", "max"};
-  for (const auto& [name, m] : result.metrics) {
+  // Numbers in metric names by value, so a load sweep reads rate=20, 80, 200 (not 20, 200, 80).
+  std::vector<const std::pair<const std::string, records::Metric>*> ordered;
+  for (const auto& kv : result.metrics) ordered.push_back(&kv);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto* x, const auto* y) { return natural_less(x->first, y->first); });
+  for (const auto* kv : ordered) {
+    const auto& [name, m] = *kv;
     const records::Summary s = records::summarize(m.samples);
     // An identity (a hash) has no better direction and reads as hex.
     // Runs that disagree have no percentile worth a hash: "mixed", with the extremes shown.

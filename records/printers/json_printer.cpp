@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "records/printers/diff_printer.hpp"
+#include "records/printers/format.hpp"
 
 namespace atlas::records {
 namespace {
@@ -35,7 +36,9 @@ class JsonPrinter final : public DiffPrinter {
                          {"p_value", num(m.p_value)},
                          {"test", m.test},
                          {"significant", m.significant},
-                         {"change", to_string(m.change)}});
+                         {"change", to_string(m.change)},
+                         {"why", m.why},
+                         {"caveat", m.caveat}});
     }
     json counts = json::object();
     for (Change c : {Change::improved, Change::regressed, Change::changed, Change::unchanged, Change::noise,
@@ -44,7 +47,7 @@ class JsonPrinter final : public DiffPrinter {
     }
     const json j = {{"a", side(d.a)},
                     {"b", side(d.b)},
-                    {"options", {{"alpha", d.options.alpha}, {"threshold_pct", d.options.threshold_pct}}},
+                    {"options", {{"alpha", d.options.alpha}, {"threshold_pct", d.options.threshold_pct}, {"rules", printers::rule(d)}}},
                     {"metrics", std::move(metrics)},
                     {"counts", std::move(counts)},
                     {"warnings", d.warnings}};

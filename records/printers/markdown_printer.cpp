@@ -27,17 +27,17 @@ class MarkdownPrinter final : public DiffPrinter {
           << (s->valid ? "" : " (INVALID)") << " |\n";
     }
     for (const auto& w : d.warnings) out << "\n> **warning:** " << cell(w) << "\n";
-    out << "\n| suite | metric | unit | A p50 | B p50 | delta | p | n A/B | change |\n"
-           "|---|---|---|--:|--:|--:|--:|--:|---|\n";
+    out << "\n| suite | metric | unit | A p50 | B p50 | delta | p | n A/B | change | why |\n"
+           "|---|---|---|--:|--:|--:|--:|--:|---|---|\n";
     for (const auto& m : d.metrics) {
       const bool real = m.change == Change::regressed || m.change == Change::improved || m.change == Change::changed;
       const std::string change = real ? "**" + std::string(to_string(m.change)) + "**" : to_string(m.change);
       out << "| " << cell(m.suite) << " | " << cell(m.metric) << " | " << cell(m.unit) << " | "
           << printers::value(m, true) << " | " << printers::value(m, false) << " | " << printers::percent(m.delta_pct)
-          << " | " << printers::p_value(m.p_value) << " | " << m.n_a << "/" << m.n_b << " | " << change << " |\n";
+          << " | " << printers::p_value(m.p_value) << " | " << m.n_a << "/" << m.n_b << " | " << change << " | "
+          << cell(printers::note(m)) << " |\n";
     }
-    out << "\n" << printers::counts(d) << " (two-sided Mann-Whitney U, alpha " << printers::number(d.options.alpha)
-        << ", threshold " << printers::number(d.options.threshold_pct) << "%)\n";
+    out << "\n" << printers::counts(d) << " (" << printers::rule(d) << ")\n";
   }
 };
 

@@ -17,14 +17,14 @@ class TextPrinter final : public DiffPrinter {
           << "  " << s->gate_or_suite << "  " << s->start_utc << (s->valid ? "" : "  INVALID") << "\n";
     }
     for (const auto& w : d.warnings) out << "warning: " << w << "\n";
-    constexpr std::size_t kCols = 9;
+    constexpr std::size_t kCols = 10;
     using Row = std::array<std::string, kCols>;
     std::vector<Row> rows;
-    rows.push_back({"suite", "metric", "unit", "A p50", "B p50", "delta", "p", "n A/B", "change"});
+    rows.push_back({"suite", "metric", "unit", "A p50", "B p50", "delta", "p", "n A/B", "change", "why"});
     for (const auto& m : d.metrics) {
       rows.push_back({m.suite, m.metric, m.unit, printers::value(m, true), printers::value(m, false),
                       printers::percent(m.delta_pct), printers::p_value(m.p_value),
-                      std::to_string(m.n_a) + "/" + std::to_string(m.n_b), to_string(m.change)});
+                      std::to_string(m.n_a) + "/" + std::to_string(m.n_b), to_string(m.change), printers::note(m)});
     }
     std::array<std::size_t, kCols> width{};
     for (const auto& r : rows) {
@@ -39,10 +39,10 @@ class TextPrinter final : public DiffPrinter {
         line += numeric ? pad + r[i] : r[i] + (i + 1 < kCols ? pad : "");
         if (i + 1 < kCols) line += "  ";
       }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
       out << line << "\n";
     }
-    out << "summary: " << printers::counts(d) << " (two-sided Mann-Whitney U, alpha " << printers::number(d.options.alpha)
-        << ", threshold " << printers::number(d.options.threshold_pct) << "%)\n";
+    out << "summary: " << printers::counts(d) << " (" << printers::rule(d) << ")\n";
   }
 };
 

@@ -13,6 +13,7 @@
 #include "gates/baseline.hpp"
 #include "gates/process.hpp"
 #include "records/record_io.hpp"
+#include "records/store.hpp"
 #include "tests/records/fixture.hpp"
 #include "tests/test_data.hpp"
 
@@ -100,6 +101,53 @@ TEST_CASE("baseline init/show/accept/freeze through the CLI, with exit codes") {
   res = (*run)(with({"baseline", "show"}));
   CHECK(res.exit_status == 3);
   CHECK(res.err.find("pr.BASELINE.json: field metrics[\"ttft/ttft_ms\"].kind") != std::string::npos);
+}
+
+TEST_CASE("baseline ratchet says which record it used; baseline show flags a value its history did not set") {
+  const auto run = cli("gates_cli_ratchet_record");
+  if (!run) return;
+  // Two records of one commit in a store: the pr gate's and a newer ttft suite run. A commit
+  // names the pr record for the pr baseline, every time, and the line says which and why.
+  auto gate = test::sample_record("abcd000000000000000000000000000000000000", "2026-11-29T10:00:00Z");
+  gate.machine.machine_class = "cpu-test";
+  gate.verdicts = {{"overall", "pass"}};
+  const auto pgate = records::write_to_store(gate, run->cwd / ".benchmarks");
+  auto suite = gate;
+  suite.gate_or_suite = "ttft";
+  suite.verdicts = nullptr;
+  suite.start_utc = "2026-11-29T11:00:00Z";
+  records::write_to_store(suite, run->cwd / ".benchmarks");
+  const std::vector<std::string> common = {"--baselines-dir", "b", "--machine-class", "cpu-test"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  auto res = (*run)(with({"baseline", "init", "--record", "abcd"}));
+  INFO(res.out, res.err);
+  REQUIRE(res.exit_status == 0);
+  CHECK(res.out.rfind("record: .benchmarks/cpu-test/" + pgate.parent_path().filename().string() + "/" +
+                          pgate.filename().string() + ": pr, ",
+                      0) == 0);
+  res = (*run)(with({"baseline", "ratchet", "--record", "abcd"}));
+  CHECK(res.exit_status == 0);
+  CHECK(res.out.rfind("record: .benchmarks/cpu-test/" + pgate.parent_path().filename().string() + "/" +
+                          pgate.filename().string() + ": pr, ",
+                      0) == 0);
+  CHECK(res.out.find("(not gate pr)") != std::string::npos);
+
+  res = (*run)(with({"baseline", "show"}));
+  CHECK(res.out.find("WARNING") == std::string::npos);
+  // A hand edit (a loosened value, no history entry): show says so.
+  const auto path = run->cwd / "b" / "cpu-test" / "pr.BASELINE.json";
+  auto j = read_json_file(path);
+  j["metrics"]["ttft/launches_per_token"]["value"] = 60;
+  write_file_atomic(path, j.dump());
+  res = (*run)(with({"baseline", "show"}));
+  CHECK(res.exit_status == 0);
+  CHECK(res.out.find("WARNING ttft/launches_per_token: value 60.0 does not match its history: the last entry (init ") !=
+        std::string::npos);
+  CHECK(res.out.find(") set it to 42.0; edited by hand?") != std::string::npos);
+  CHECK(res.out.find("1 metric(s) do not match their own history") != std::string::npos);
 }
 
 TEST_CASE("quiet-box command reports JSON and exits 0 (quiet) or 2 (not quiet)") {

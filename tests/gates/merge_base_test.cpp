@@ -39,6 +39,16 @@ void save(const std::filesystem::path& repo, const Baseline& b) {
   save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
 }
 
+// A BASELINE for class h200 (absent at the merge-base) whose ttft/p50 is `value`, with one init
+// history entry that wrote `initial`.
+Baseline new_h200_file(double value, double initial) {
+  auto m = test::baseline_metric(value, {});
+  m.history.push_back({"feature", "2026-11-29T15:00:00Z", std::nullopt, initial, "initial baseline", HistoryAction::init, ""});
+  auto b = test::baseline_with("ttft/p50", m);
+  b.machine_class = "h200";
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("merge-base check: tightened value passes") {
@@ -85,14 +95,33 @@ TEST_CASE("merge-base check: loosened with an accept entry passes") {
 
 TEST_CASE("merge-base check: a new BASELINE file passes and is noted") {
   const auto repo = repo_with_baseline("gates_mb_new");
-  auto b = test::baseline_with("ttft/p50", test::baseline_metric(5, {}));
-  b.machine_class = "h200";
-  save_baseline(baseline_path(repo / "baselines", "h200", "pr"), b);
+  save_baseline(baseline_path(repo / "baselines", "h200", "pr"), new_h200_file(5, 5));
   const auto r = check_merge_base(repo / "baselines", "main");
   CHECK(r.ok());
   CHECK(r.files_checked.size() == 2);
   REQUIRE(r.notes.size() == 1);
-  CHECK(r.notes[0] == "baselines/h200/pr.BASELINE.json: new since the merge-base");
+  CHECK(r.notes[0] == "baselines/h200/pr.BASELINE.json: new since the merge-base (each value checked against its own history)");
+}
+
+TEST_CASE("merge-base check: a BASELINE new since the merge-base and loosened by hand fails on its own history") {
+  // Nothing at the merge-base to compare with: the file's history is the witness. `baseline
+  // init` wrote 5 ms; a hand edit to 9 ms (a loosened gate nobody reviewed) used to pass.
+  const auto repo = repo_with_baseline("gates_mb_new_loose");
+  auto b = new_h200_file(9, 5);
+  // A metric without any history entry was never written by init, ratchet or accept either.
+  b.metrics["ttft/launches"] = test::baseline_metric(3, {3}, records::MetricKind::counted, records::Better::lower, {0, 0}, "count");
+  save_baseline(baseline_path(repo / "baselines", "h200", "pr"), b);
+  const auto r = check_merge_base(repo / "baselines", "main");
+  CHECK_FALSE(r.ok());
+  REQUIRE(r.violations.size() == 2);
+  CHECK(r.violations[0].file == "baselines/h200/pr.BASELINE.json");
+  CHECK(r.violations[0].metric == "ttft/launches");
+  CHECK(r.violations[0].problem.find("has no history entry that set it") != std::string::npos);
+  CHECK(r.violations[1].metric == "ttft/p50");
+  CHECK(r.violations[1].problem ==
+        "new since the merge-base, and its value 9.0 does not match its history: the last entry (init "
+        "2026-11-29T15:00:00Z feature) set it to 5.0; edited by hand? A value moves only with `atlas-bench baseline "
+        "ratchet` or `accept`");
 }
 
 TEST_CASE("merge-base check: removed metric, loosened tolerance, deleted history and frozen edits fail") {

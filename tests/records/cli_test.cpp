@@ -111,7 +111,10 @@ TEST_CASE("atlas-bench diff picks a record of the same kind and says which; reco
   CHECK(r.out.find("A: ") != std::string::npos);
   CHECK(r.out.find("eeee000000000000000000000000000000000000/pr-20261129T100000Z.json: pr, engine:cpu, no test hooks") !=
         std::string::npos);
-  CHECK(r.out.find("newest of 1 of 4 records of that commit") != std::string::npos);
+  CHECK(r.out.find("of commit eeee's 4 record(s), 2 comparable") != std::string::npos);
+  CHECK(r.out.find("(test hooks inject_decode_delay_us=300)") != std::string::npos);
+  CHECK(r.out.find("(target engine:cuda vs engine:cpu)") != std::string::npos);
+  CHECK(r.out.find("(made by nightly shard 1/3 vs run)") != std::string::npos);
 
   r = run("records list --benchmarks-dir '" + store.string() + "' --format json");
   auto j = nlohmann::json::parse(r.out);
@@ -121,6 +124,45 @@ TEST_CASE("atlas-bench diff picks a record of the same kind and says which; reco
   CHECK(j[3]["kind"] == "pr shard 1/3");
   r = run("records list --benchmarks-dir '" + store.string() + "'");
   CHECK(r.out.find("inject_decode_delay_us=300") != std::string::npos);
+}
+
+TEST_CASE("atlas-bench diff: undecided rows exit 2, unlike commits are refused with exit 3, a dirty run needs asking") {
+  if (!have_exe()) return;
+  const auto store = atlas::test::scratch_dir("cli_diff_undecided");
+  auto a = atlas::test::sample_record("aaaa000000000000000000000000000000000000");
+  auto b = atlas::test::sample_record("bbbb000000000000000000000000000000000000");
+  // 3 timed samples a side: below the gate's min_samples, so the gate (and diff) cannot decide.
+  a.suites["ttft"].metrics["ttft_ms"].samples = {10, 10.1, 10.2};
+  b.suites["ttft"].metrics["ttft_ms"].samples = {20, 20.1, 20.2};
+  atlas::records::write_to_store(a, store);
+  atlas::records::write_to_store(b, store);
+  auto r = run("diff aaaa bbbb --benchmarks-dir '" + store.string() + "'");
+  INFO(r.out);
+  CHECK(r.rc == 2);
+  CHECK(r.out.find("undecided") != std::string::npos);
+  CHECK(r.out.find("at least 5 needed") != std::string::npos);
+  CHECK(r.out.find("judged by the pr gate's rules") != std::string::npos);
+
+  // Another machine class only: refused, listing what is there.
+  auto c = atlas::test::sample_record("cccc000000000000000000000000000000000000");
+  c.machine.machine_class = "h200";
+  const auto pc = atlas::records::write_to_store(c, store);
+  r = run("diff cccc bbbb --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("no record of \"cccc\" can be compared") != std::string::npos);
+  CHECK(r.out.find(pc.string()) != std::string::npos);
+  CHECK(r.out.find("differs: machine class h200 vs cpu-2c-x86_64") != std::string::npos);
+
+  // Only a dirty record of the commit: refused unless asked (--allow-dirty or <sha>-dirty).
+  auto dirty = atlas::test::sample_record("dddd000000000000000000000000000000000000");
+  dirty.git.dirty = true;
+  atlas::records::write_to_store(dirty, store);
+  r = run("diff dddd bbbb --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("only records taken with uncommitted changes") != std::string::npos);
+  r = run("diff dddd bbbb --allow-dirty --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 2);
+  CHECK(r.out.find("dirty (uncommitted changes)") != std::string::npos);
 }
 
 TEST_CASE("atlas-bench records list and merge") {

@@ -243,3 +243,57 @@ TEST_CASE("identity_hex: 8 hex digits up to 2^32, 16 above, '-' for NaN") {
   CHECK(atlas::records::is_identity_unit("fnv1a32"));
   CHECK(!atlas::records::is_identity_unit("count"));
 }
+
+TEST_CASE("a side whose box was not quiet is named at the top and on every timed row, not on counted ones") {
+  atlas::records::Record a, b;
+  for (auto* r : {&a, &b}) {
+    r->suites["ttft"].metrics["ttft_ms"] = timed_metric({10, 10.1, 10.2, 10.3, 10.4, 10.5});
+    r->suites["ttft"].metrics["launches_per_token"] = counted_metric({42});
+    r->quiet_box = {{"before", {{"quiet", true}, {"reasons", nlohmann::json::array()}}}, {"allow_noisy", false}};
+  }
+  auto r = atlas::records::diff_records(a, b, {}, "a.json", "b.json");
+  CHECK(r.warnings.empty());
+  for (const auto& m : r.metrics) CHECK(m.caveat.empty());
+  b.quiet_box["before"] = {{"quiet", false}, {"reasons", {"1-minute load 6.1 on 2 cores = 3.05 per core > 0.6"}}};
+  r = atlas::records::diff_records(a, b, {}, "a.json", "b.json");
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].rfind("B's box was NOT quiet: its quiet-box check said not quiet (1-minute load 6.1", 0) == 0);
+  for (const auto& m : r.metrics) {
+    CAPTURE(m.metric);
+    CHECK(m.caveat == (m.kind == MetricKind::timed ? "B: box not quiet" : ""));
+  }
+  // --allow-noisy records are not quiet either; a record never checked is said so.
+  b.quiet_box = {{"before", {{"quiet", true}}}, {"allow_noisy", true}};
+  CHECK(atlas::records::box_caveat(b) == "judged with --allow-noisy");
+  a.quiet_box = nullptr;
+  r = atlas::records::diff_records(a, b, {}, "a.json", "b.json");
+  CHECK(r.metrics[1].metric == "ttft_ms");
+  CHECK(r.metrics[1].caveat == "A: box not checked; B: box not quiet");
+  std::ostringstream text;
+  atlas::records::make_diff_printer("text")->print(r, text);
+  CHECK(text.str().find("[A: box not checked; B: box not quiet]") != std::string::npos);
+}
+
+TEST_CASE("diff rows sort numbers in names by value: a load sweep reads 20, 80, 200") {
+  atlas::records::Record a;
+  for (const char* level : {"rate=20", "rate=200", "rate=80", "rate=0.5", "rate=0.25"})
+    a.suites["load"].metrics[std::string(level) + "/ttft_ms"] = timed_metric({1, 2, 3});
+  const auto r = atlas::records::diff_records(a, a, {});
+  REQUIRE(r.metrics.size() == 5);
+  CHECK(r.metrics[0].metric == "rate=0.25/ttft_ms");
+  CHECK(r.metrics[1].metric == "rate=0.5/ttft_ms");
+  CHECK(r.metrics[2].metric == "rate=20/ttft_ms");
+  CHECK(r.metrics[3].metric == "rate=80/ttft_ms");
+  CHECK(r.metrics[4].metric == "rate=200/ttft_ms");
+}
+
+TEST_CASE("a change too small for two decimals is not printed as +0.00%") {
+  Metric a = counted_metric({232241.2}), b = counted_metric({232241.4});
+  auto m = d(a, b);
+  atlas::records::RecordDiff r;
+  r.metrics.push_back(m);
+  std::ostringstream text;
+  atlas::records::make_diff_printer("text")->print(r, text);
+  CHECK(text.str().find("+8.6e-05%") != std::string::npos);
+  CHECK(text.str().find("+0.00%") == std::string::npos);
+}

@@ -85,15 +85,32 @@ TEST_CASE("resolve_record: file path, commit prefix, newest, ambiguity") {
   }
   CHECK_THROWS_WITH_AS(atlas::records::resolve_record("cccc", store), doctest::Contains("no record matches \"cccc\""),
                        RecordError);
-  // A dirty run of the same commit is newer; "<sha>-dirty" picks it, the bare sha prefix picks
-  // the newest of either.
+  // A dirty run of the same commit is newer, but it ran other code than the commit: only
+  // "<sha>-dirty" picks it; the bare prefix or sha names the clean records (it used to pick
+  // the newest of either, so a commit resolved to a run with uncommitted changes).
   auto d = a2;
   d.git.dirty = true;
   d.start_utc = "2026-11-29T13:00:00Z";
   const auto pd = atlas::records::write_to_store(d, store);
-  CHECK(atlas::records::resolve_record("aaaa1111", store) == pd);
+  CHECK(atlas::records::resolve_record("aaaa1111", store) == pa2);
   CHECK(atlas::records::resolve_record("aaaa111100000000000000000000000000000000", store) == pa2);
   CHECK(atlas::records::resolve_record("aaaa111100000000000000000000000000000000-dirty", store) == pd);
+  CHECK(atlas::records::commit_records("aaaa1111", store, "", std::nullopt, /*allow_dirty=*/true).front().path == pd);
+  // A commit with only dirty records: refused, naming them and how to ask for one.
+  auto only_dirty = a1;
+  only_dirty.git.commit = "dddd000000000000000000000000000000000000";
+  only_dirty.git.dirty = true;
+  const auto pod = atlas::records::write_to_store(only_dirty, store);
+  try {
+    atlas::records::resolve_record("dddd", store);
+    FAIL("a dirty record stood in for a clean commit name");
+  } catch (const RecordError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("only records taken with uncommitted changes") != std::string::npos);
+    CHECK(m.find("dddd000000000000000000000000000000000000-dirty") != std::string::npos);
+    CHECK(m.find(pod.string()) != std::string::npos);
+  }
+  CHECK(atlas::records::resolve_record("dddd000000000000000000000000000000000000-dirty", store) == pod);
 }
 
 TEST_CASE("resolve_record: a commit's newest valid record wins over newer invalid ones") {

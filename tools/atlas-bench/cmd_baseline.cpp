@@ -11,8 +11,10 @@
 #include "gates/baseline.hpp"
 #include "gates/config.hpp"
 #include "gates/error.hpp"
+#include "gates/history_check.hpp"
 #include "gates/ratchet.hpp"
 #include "gates/report.hpp"
+#include "records/pick.hpp"
 #include "records/provenance.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
@@ -42,9 +44,16 @@ struct Options {
 
 GateConfig config_of(const Options& o) { return load_gate_config(gate_config_path(o.gate, o.config, ATLAS_SOURCE_DIR)); }
 
+// The record a move reads. A commit names its best record for this gate (records::pick_record:
+// valid, no test hooks, this gate's own records first, a whole run, then the newest); the line
+// printed says which file it was and why, so a later run that picks another is visible.
 records::Record load_record(const Options& o) {
   if (o.record.empty()) throw GateError("--record is required (a record file or a commit-ish in " + o.store + ")");
-  return records::read_record(records::resolve_record(o.record, o.store, "", fs::current_path()));
+  records::PickOptions pick;
+  pick.repo_dir = fs::current_path();
+  const auto picked = records::pick_record(o.record, o.store, pick, o.gate);
+  std::cout << "record: " << picked.path.string() << ": " << picked.why << "\n";
+  return records::read_record(picked.path);
 }
 
 std::string machine_class_of(const Options& o, const records::Record* r) {
@@ -60,6 +69,15 @@ ChangeStamp head_stamp() {
 void print_baseline(const Baseline& b, const fs::path& path) {
   std::cout << path.string() << ": gate " << b.gate << ", machine class " << b.machine_class
             << (b.frozen ? ", FROZEN" : "") << ", " << b.metrics.size() << " metrics\n";
+  int mismatched = 0;
+  for (const auto& [key, m] : b.metrics) {
+    if (const auto problem = history_mismatch(m); !problem.empty()) {
+      ++mismatched;
+      std::cout << "  WARNING " << key << ": " << problem << "\n";
+    }
+  }
+  if (mismatched > 0)
+    std::cout << "  " << mismatched << " metric(s) do not match their own history (listed above)\n";
   for (const auto& [key, m] : b.metrics) {
     std::cout << "  " << key << " = " << format_value(m.value, m.unit) << " " << m.unit << "  (" << records::to_string(m.kind)
               << ", " << records::to_string(m.better) << " is better, tolerance " << m.tolerance.relative * 100 << "% / "
