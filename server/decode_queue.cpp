@@ -8,9 +8,19 @@ DecodeQueue::Ticket::~Ticket() {
   if (q_) q_->leave(n_);
 }
 
-void DecodeQueue::Ticket::wait_turn() {
+bool DecodeQueue::Ticket::wait_turn(const std::function<bool()>& give_up) {
   std::unique_lock lock(q_->mu_);
-  q_->cv_.wait(lock, [&] { return q_->serving_ == n_; });
+  if (!give_up) {
+    q_->cv_.wait(lock, [&] { return q_->serving_ == n_; });
+    return true;
+  }
+  while (!q_->cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return q_->serving_ == n_; })) {
+    lock.unlock();
+    const bool stop = give_up();
+    lock.lock();
+    if (stop && q_->serving_ != n_) return false;
+  }
+  return true;
 }
 
 std::optional<DecodeQueue::Ticket> DecodeQueue::try_enter() {

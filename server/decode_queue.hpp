@@ -4,6 +4,7 @@
 // answers 429). A Ticket is RAII: destroying it leaves the queue, whether or not it was served.
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -20,8 +21,10 @@ class DecodeQueue {
     Ticket& operator=(Ticket&&) = delete;
     Ticket(const Ticket&) = delete;
     ~Ticket();
-    /// Blocks until every earlier ticket has left; then this one holds the engine.
-    void wait_turn();
+    /// Blocks until every earlier ticket has left; then this one holds the engine. With
+    /// `give_up` (asked every 20 ms while waiting), returns false as soon as it answers true
+    /// (a client that left): the caller then drops the ticket without its turn.
+    bool wait_turn(const std::function<bool()>& give_up = {});
 
    private:
     friend class DecodeQueue;

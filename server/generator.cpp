@@ -55,8 +55,9 @@ class SessionGenerator final : public Generator {
   const std::vector<int>& cached_tokens() const override { return session_->cached_tokens(); }
   std::string chat_template() const override { return template_; }
   nlohmann::json describe() const override {
-    return {{"path", model_->source.path.string()},
-            {"format", model_->source.format},
+    // No file path: GET /v1/models is answered to any client with a key, and the path tells
+    // it the layout of the host (user names, mounts).
+    return {{"format", model_->source.format},
             {"name", model_->config.name},
             {"backend", std::string(backend_->name())},
             {"parameters", model_->config.parameter_count()}};

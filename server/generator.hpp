@@ -46,6 +46,7 @@ struct GeneratorOptions {
   std::string backend = "cpu";     ///< "cpu" | "cuda" (ATLAS_* backend variables apply too)
   int max_seq_len = 0;             ///< 0 = the model's context length
   int threads = 0;                 ///< CPU threads; 0 = all
+  double inject_decode_delay_us = 0; ///< test hook (engine::BackendOptions): sleep per decoded token
 };
 
 /// A Generator over an engine::Session of a loaded model. Throws engine::EngineError (bad model

@@ -149,10 +149,12 @@ void ip_and_port(const sockaddr_storage& a, std::string& ip, int& port) {
 }
 }  // namespace
 
-DeadlineStream::DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure, std::size_t max_body_bytes)
+DeadlineStream::DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure, std::size_t max_body_bytes,
+                               int abort_fd)
     : fd_(fd),
       limits_(limits),
       wake_fd_(wake_fd),
+      abort_fd_(abort_fd),
       pressure_(pressure),
       body_limit_(max_body_bytes == 0 ? 0 : max_body_bytes + body_allowance(max_body_bytes)),
       buf_(16u << 10) {}
@@ -243,22 +245,21 @@ ssize_t DeadlineStream::read(char* ptr, size_t size) {
   return static_cast<ssize_t>(n);
 }
 
-bool DeadlineStream::is_writable() const {
-  pollfd p{fd_, POLLOUT, 0};
+bool DeadlineStream::wait_writable() const {
+  // The abort pipe ends the wait too: once the server stops past its drain timeout, a client
+  // that does not read must not hold its thread for write_timeout.
+  pollfd p[2] = {{fd_, POLLOUT, 0}, {abort_fd_, POLLIN, 0}};  // a negative fd is ignored
   int n = 0;
   do {
-    n = ::poll(&p, 1, limits_.write_timeout_ms);
+    n = ::poll(p, 2, limits_.write_timeout_ms);
   } while (n < 0 && errno == EINTR);
-  return n > 0 && (p.revents & POLLOUT) && !peer_closed();
+  return n > 0 && !(p[1].revents & POLLIN) && (p[0].revents & POLLOUT);  // else no progress for write_timeout, an error, or stop
 }
 
+bool DeadlineStream::is_writable() const { return wait_writable() && !peer_closed(); }
+
 ssize_t DeadlineStream::write(const char* ptr, size_t size) {
-  pollfd p{fd_, POLLOUT, 0};
-  int n = 0;
-  do {
-    n = ::poll(&p, 1, limits_.write_timeout_ms);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0 || !(p.revents & POLLOUT)) return -1;  // no progress for write_timeout, or an error
+  if (!wait_writable()) return -1;
   ssize_t w = 0;
   do {
     w = ::send(fd_, ptr, size, MSG_NOSIGNAL);
@@ -295,7 +296,9 @@ socket_t DeadlineStream::socket() const { return fd_ < FD_SETSIZE ? fd_ : INVALI
 // ---- HttpServer --------------------------------------------------------------------------
 
 HttpServer::HttpServer(ConnectionLimits limits) : limits_(limits) {
-  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) throw ServerError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0 || ::pipe2(abort_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw ServerError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
   // The accept loop sets these as SO_RCVTIMEO/SO_SNDTIMEO; DeadlineStream waits with poll()
   // before every recv/send, so they are a backstop only.
   set_read_timeout(std::max(1, limits_.header_timeout_ms / 1000));
@@ -309,7 +312,7 @@ HttpServer::HttpServer(ConnectionLimits limits) : limits_(limits) {
 }
 
 HttpServer::~HttpServer() {
-  for (int fd : wake_)
+  for (int fd : {wake_[0], wake_[1], abort_[0], abort_[1]})
     if (fd >= 0) ::close(fd);
 }
 
@@ -321,6 +324,11 @@ void HttpServer::set_backlog(int backlog) {
 void HttpServer::close_connections() {
   const char b = 1;
   [[maybe_unused]] const ssize_t n = ::write(wake_[1], &b, 1);  // never drained: stays readable
+}
+
+void HttpServer::abort_writes() {
+  const char b = 1;
+  [[maybe_unused]] const ssize_t n = ::write(abort_[1], &b, 1);  // never drained: stays readable
 }
 
 bool HttpServer::current_client_gone() { return t_stream != nullptr && t_stream->peer_closed(); }
@@ -354,7 +362,7 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
   bool ret = false;
   bool linger = false;
   {
-    DeadlineStream strm(sock, limits_, wake_[0], &pressure_, payload_max_length_);
+    DeadlineStream strm(sock, limits_, wake_[0], &pressure_, payload_max_length_, abort_[0]);
     t_stream = &strm;
     std::size_t count = keep_alive_max_count_;
     while (svr_sock_ != INVALID_SOCKET && count > 0 && strm.wait_for_request()) {

@@ -88,10 +88,13 @@ class ConnectionPool final : public httplib::TaskQueue {
 class DeadlineStream final : public httplib::Stream {
  public:
   using Clock = std::chrono::steady_clock;
-  /// `wake_fd` becomes readable when the server stops: every wait then ends.
+  /// `wake_fd` becomes readable when the server stops: every wait for input then ends.
+  /// `abort_fd` (-1: none) becomes readable when the server stops past its drain timeout: every
+  /// wait to write then ends too (the write fails).
   /// `max_body_bytes`: a body (chunked, or read to EOF) whose bytes on the wire pass this plus
   /// body_allowance() fails its read (body_too_large()); 0 means no limit.
-  DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure = nullptr, std::size_t max_body_bytes = 0);
+  DeadlineStream(int fd, const ConnectionLimits& limits, int wake_fd, const Pressure* pressure = nullptr, std::size_t max_body_bytes = 0,
+                 int abort_fd = -1);
 
   /// Waits up to idle_timeout for the next request's first byte; false on timeout, EOF, error
   /// or stop. Then starts the header phase.
@@ -126,11 +129,14 @@ class DeadlineStream final : public httplib::Stream {
   enum class Phase { idle, headers, body };
   /// Waits until the socket is readable or the phase's deadline passes (or stop).
   bool wait_readable() const;
+  /// Waits until the socket takes more bytes, for up to write_timeout (false: not, or stop).
+  bool wait_writable() const;
   Clock::time_point deadline(bool pressed) const;
 
   int fd_;
   const ConnectionLimits& limits_;
   int wake_fd_;
+  int abort_fd_;
   const Pressure* pressure_;
   Phase phase_ = Phase::idle;
   Clock::time_point phase_start_{};
@@ -155,6 +161,10 @@ class HttpServer final : public httplib::Server {
   /// Ends every connection's wait for input (idle keep-alive, slow requests); call when
   /// stopping. Connections accepted afterwards close at once.
   void close_connections();
+  /// Makes every wait for a client to take output end, and the write fail, from now on: for a
+  /// stop past the drain timeout, so that a client that does not read cannot hold the exit
+  /// back by write_timeout.
+  void abort_writes();
   const ConnectionLimits& limits() const { return limits_; }
   /// The most connection threads alive at once so far.
   std::size_t peak_threads() const { return peak_threads_.load(); }
@@ -177,6 +187,7 @@ class HttpServer final : public httplib::Server {
 
   ConnectionLimits limits_;
   int wake_[2] = {-1, -1};
+  int abort_[2] = {-1, -1};
   Pressure pressure_;
   std::atomic<std::size_t> peak_threads_{0};
 };

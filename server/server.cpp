@@ -1,14 +1,13 @@
 #include "server/server.hpp"
 
-#include <strings.h>
-
-#include <charconv>
 #include <chrono>
 #include <iostream>
 
 #include <httplib.h>
 
 #include "server/api_error.hpp"
+#include "server/api_keys.hpp"
+#include "server/http_framing.hpp"
 #include "server/error.hpp"
 #include "server/http_connection.hpp"
 #include "server/openai_request.hpp"
@@ -44,6 +43,11 @@ std::string type_for_status(int status) {
   }
 }
 
+ApiError drain_timeout_error() {
+  return ApiError{503, "service_unavailable", "server is shutting down: the request did not finish within the drain timeout", "",
+                  "drain_timeout"};
+}
+
 struct StreamState {
   std::optional<DecodeQueue::Ticket> ticket;
   PreparedRequest prepared;
@@ -51,7 +55,11 @@ struct StreamState {
 }  // namespace
 
 Server::Server(Generator& gen, ServerOptions opts)
-    : gen_(gen), opts_(std::move(opts)), queue_(opts_.queue_limit), http_(std::make_unique<Http>(opts_.connections)) {
+    : gen_(gen),
+      opts_(std::move(opts)),
+      guard_(opts_.host, opts_.allowed_hosts, opts_.allowed_origins),
+      queue_(opts_.queue_limit),
+      http_(std::make_unique<Http>(opts_.connections)) {
   if (opts_.queue_limit < 0) throw ServerError("--queue-limit must be >= 0, got " + std::to_string(opts_.queue_limit));
   if (opts_.served_model_name.empty()) throw ServerError("--served-model-name must not be empty");
   if (const ConnectionLimits& l = opts_.connections; l.idle_timeout_ms <= 0 || l.header_timeout_ms <= 0 || l.body_timeout_ms <= 0 ||
@@ -88,7 +96,7 @@ Server::~Server() {
 }
 
 ServerStats Server::stats() const {
-  return {n_ok_.load(), n_rejected_.load(), n_bad_.load(), n_failed_.load(), n_cancelled_.load(), http_->svr.peak_threads()};
+  return {n_ok_.load(), n_rejected_.load(), n_bad_.load(), n_failed_.load(), n_cancelled_.load(), n_aborted_.load(), http_->svr.peak_threads()};
 }
 
 void Server::install_routes() {
@@ -107,47 +115,75 @@ void Server::install_routes() {
   // 60 s per-read timeout was starved by 65 slow clients; a client dripping its headers a byte
   // at a time held its thread for hours (issue 16).
 
-  // Judge Content-Length before httplib reads the body: for a length over the limit it reads and
-  // discards that many bytes before answering 413, and for one that never arrives it waits
-  // read_timeout, so a client claiming 16 GiB (or "-1") held an HTTP thread for a minute
-  // without an answer (issue 16). Answer at once and close instead.
+  // Every request passes these checks after httplib parsed its headers and before it reads any
+  // body byte, in this order: framing (RFC 9112, http_framing.hpp), Host and Origin
+  // (csrf_guard.hpp), the API key (api_keys.hpp; /health is open, as vLLM's), then the body's
+  // length and type. A refused request is answered and its connection closed with a lingering
+  // close: its body was not read, and must not be taken for the next request. Content-Length is
+  // judged here because httplib, for a length over the limit, reads and discards that many bytes
+  // before answering 413, and for one that never arrives waits read_timeout (issue 16).
   svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    ApiError e;
-    if (!req.has_header("Content-Length")) {
-      // httplib reads a POST (PUT, PATCH, DELETE) body without Content-Length or chunked
-      // Transfer-Encoding until EOF: answer 411 at once instead (issue 16).
-      const bool has_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE" || req.method == "PRI";
-      if (!has_body || strcasecmp(req.get_header_value("Transfer-Encoding").c_str(), "chunked") == 0) return httplib::Server::HandlerResponse::Unhandled;
-      e = ApiError{411, "invalid_request_error",
-                   "a " + req.method + " request needs a Content-Length header or Transfer-Encoding: chunked (body limit " +
-                       std::to_string(opts_.max_body_bytes) + " bytes)",
-                   "", "length_required"};
+    auto refuse = [&](const ApiError& e) {
       ++n_bad_;
       reply_error(res, e);
+      if (e.status == 401) res.set_header("WWW-Authenticate", "Bearer");  // RFC 6750 section 3
       if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");
       HttpServer::close_current_after_response();
       return httplib::Server::HandlerResponse::Handled;
+    };
+    const FramingCheck fc = check_framing(req);
+    if (fc.error) return refuse(*fc.error);
+    if (auto e = guard_.check_host(req.get_header_value("Host"))) return refuse(*e);
+    std::optional<std::string> origin;
+    if (req.has_header("Origin")) origin = req.get_header_value("Origin");
+    if (auto e = guard_.check_origin(origin)) return refuse(*e);
+    const bool has_body = fc.framing.chunked || fc.framing.content_length.value_or(0) > 0;
+    const bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE" || req.method == "PRI";
+    if (has_body && !body_method) {
+      // httplib reads a body for those five methods only: a GET's body would be parsed as the
+      // next request on the connection.
+      return refuse(bad_request("a " + req.method + " request must not have a body", "", "unexpected_body"));
     }
-    const std::string v = req.get_header_value("Content-Length");
-    std::uint64_t n = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
-      e = ApiError{ec == std::errc::result_out_of_range ? 413 : 400, "invalid_request_error",
-                   "Content-Length '" + v.substr(0, 40) + "' is not a byte count" + (ec == std::errc::result_out_of_range ? " that fits 64 bits" : ""),
-                   "", "invalid_content_length"};
-    } else if (n > opts_.max_body_bytes) {
-      e = ApiError{413, "invalid_request_error",
-                   "request body too large: Content-Length " + v + " exceeds the limit of " + std::to_string(opts_.max_body_bytes) + " bytes", "",
-                   "body_too_large"};
-    } else {
-      return httplib::Server::HandlerResponse::Unhandled;
+    if (req.method == "OPTIONS" && origin) {
+      // A CORS preflight from an allowed origin (a refused one got 403 above); it carries no
+      // credentials (Fetch standard), so it needs no key. Without CORS, OPTIONS is httplib's 404.
+      res.status = 204;
+      res.set_header("Allow", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+      res.set_header("Access-Control-Max-Age", "600");
+      return httplib::Server::HandlerResponse::Handled;
     }
-    ++n_bad_;
-    reply_error(res, e);
-    // The unread body must not be taken for the next request on this connection.
-    if (req.get_header_value("Connection") != "close") res.set_header("Connection", "close");
-    HttpServer::close_current_after_response();
-    return httplib::Server::HandlerResponse::Handled;
+    if (req.path != "/health") {
+      if (auto e = check_api_key(req.get_header_value("Authorization"), opts_.api_keys)) return refuse(*e);
+    }
+    if (body_method && !fc.framing.chunked && !fc.framing.content_length) {
+      // httplib reads a POST (PUT, PATCH, DELETE) body without Content-Length or chunked
+      // Transfer-Encoding until EOF: answer 411 at once instead (issue 16).
+      return refuse(ApiError{411, "invalid_request_error",
+                             "a " + req.method + " request needs a Content-Length header or Transfer-Encoding: chunked (body limit " +
+                                 std::to_string(opts_.max_body_bytes) + " bytes)",
+                             "", "length_required"});
+    }
+    if (fc.framing.content_length && *fc.framing.content_length > opts_.max_body_bytes) {
+      return refuse(ApiError{413, "invalid_request_error",
+                             "request body too large: Content-Length " + std::to_string(*fc.framing.content_length) +
+                                 " exceeds the limit of " + std::to_string(opts_.max_body_bytes) + " bytes",
+                             "", "body_too_large"});
+    }
+    if (has_body) {
+      if (auto e = CsrfGuard::check_content_type(req.get_header_value("Content-Type"))) return refuse(*e);
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  // CORS (csrf_guard.hpp): answers to an allowed origin say so; without --allowed-origin no
+  // Origin gets this far.
+  svr.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!guard_.cors_enabled() || !req.has_header("Origin")) return;
+    const std::string origin = req.get_header_value("Origin");
+    if (!guard_.cors_allows(origin)) return;
+    res.set_header("Access-Control-Allow-Origin", origin);
+    res.set_header("Vary", "Origin");
   });
 
   svr.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
@@ -243,10 +279,22 @@ void Server::install_routes() {
                                   "", "queue_full"});
         return;
       }
+      // Decoding stops for a client that left, and for every request once stop() has waited
+      // drain_timeout_ms (aborting_).
+      auto stop_decoding = [this] { return aborting_.load() || HttpServer::current_client_gone(); };
       if (!p.req.stream) {
-        ticket->wait_turn();
+        if (!ticket->wait_turn(HttpServer::current_client_gone)) {  // the client left while queued
+          ++n_cancelled_;
+          res.status = 499;
+          return;
+        }
         try {
-          json body = runner_->run(p, [](const json&) { return true; }, HttpServer::current_client_gone);
+          json body = aborting_ ? json::object() : runner_->run(p, [](const json&) { return true; }, stop_decoding);
+          if (body.empty() && aborting_) {
+            ++n_aborted_;
+            reply_error(res, drain_timeout_error());
+            return;
+          }
           if (body.empty()) {  // the client left while it decoded: nothing to answer
             ++n_cancelled_;
             res.status = 499;  // nginx's "client closed request"; the write fails anyway
@@ -266,14 +314,25 @@ void Server::install_routes() {
       res.status = 200;
       res.set_header("Cache-Control", "no-cache");
       res.set_header("X-Accel-Buffering", "no");
-      res.set_chunked_content_provider("text/event-stream", [this, state](std::size_t, httplib::DataSink& sink) {
-        state->ticket->wait_turn();
+      res.set_chunked_content_provider("text/event-stream", [this, state, stop_decoding](std::size_t, httplib::DataSink& sink) {
+        if (!state->ticket->wait_turn(HttpServer::current_client_gone)) {  // the client left while queued
+          ++n_cancelled_;
+          state->ticket.reset();
+          return false;
+        }
         auto write_event = [&sink](const json& j) {
           const std::string ev = "data: " + to_wire(j) + "\n\n";
           return sink.write(ev.data(), ev.size());
         };
         try {
-          if (runner_->run(state->prepared, write_event, HttpServer::current_client_gone).empty()) {
+          if (aborting_ || runner_->run(state->prepared, write_event, stop_decoding).empty()) {
+            if (aborting_) {  // stopped by the drain timeout: say so, without [DONE]
+              ++n_aborted_;
+              state->ticket.reset();
+              write_event(drain_timeout_error().to_json());
+              sink.done();
+              return true;
+            }
             ++n_cancelled_;  // the client left mid-stream; decoding stopped
             state->ticket.reset();
             return false;
@@ -324,8 +383,17 @@ void Server::stop() {
   if (stopped_ || !started_) return;
   draining_ = true;
   if (!queue_.wait_idle(opts_.drain_timeout_ms)) {
+    // The cap is enforced: decoding stops within a token (and the prefill in progress), each
+    // stopped request is told why (500 / an error event), and after abort_grace_ms no write
+    // waits for a client that does not read. Before, the in-flight streams ran to max_tokens
+    // and the exit came 76 s after SIGTERM.
     std::cerr << "atlas-serve: drain timeout (" << opts_.drain_timeout_ms << " ms) with " << queue_.admitted()
-              << " requests still in flight; closing\n";
+              << " requests still in flight; stopping them\n";
+    aborting_ = true;
+    if (!queue_.wait_idle(opts_.abort_grace_ms)) {
+      http_->svr.abort_writes();
+      queue_.wait_idle(opts_.abort_grace_ms);
+    }
   }
   http_->svr.close_connections();  // idle keep-alive and slow clients: their waits end now
   http_->svr.stop();

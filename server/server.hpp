@@ -15,11 +15,13 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/completion.hpp"
 #include "server/decode_queue.hpp"
 #include "server/generator.hpp"
 #include "server/connection_limits.hpp"
+#include "server/csrf_guard.hpp"
 
 namespace atlas::server {
 
@@ -30,8 +32,20 @@ struct ServerOptions {
   int queue_limit = 8;                     ///< requests waiting behind the decoding one
   std::size_t max_body_bytes = 16u << 20;  ///< larger bodies get 413
   std::string chat_template;               ///< template source; "" = the model's, else the fallback
-  int drain_timeout_ms = 60000;            ///< stop(): longest wait for in-flight requests
+  int drain_timeout_ms = 60000;            ///< stop(): longest wait for in-flight requests; then they are stopped
+  /// After the drain timeout: how long the stopped requests get to send their error, and again
+  /// how long writes to clients that do not read then take to fail (stop() returns within
+  /// drain_timeout_ms + 2 * abort_grace_ms plus one prefill in progress).
+  int abort_grace_ms = 1000;
   ConnectionLimits connections;            ///< deadlines per request phase, connection cap
+  /// Bearer tokens (api_keys.hpp): every route but GET /health needs one; empty = no
+  /// authentication.
+  std::vector<std::string> api_keys;
+  /// Host names accepted besides IP literals, localhost and `host` ("*" = any); see csrf_guard.hpp.
+  std::vector<std::string> allowed_hosts;
+  /// Origins whose cross-origin requests are served, with CORS headers ("*" = any); empty =
+  /// CORS off, a request with an Origin header gets 403.
+  std::vector<std::string> allowed_origins;
 };
 
 struct ServerStats {
@@ -40,6 +54,7 @@ struct ServerStats {
   std::uint64_t bad = 0;         ///< 4xx other than 429
   std::uint64_t failed = 0;      ///< 500
   std::uint64_t cancelled = 0;   ///< completions whose client left while they decoded (decoding stopped)
+  std::uint64_t aborted = 0;     ///< completions stopped by the drain timeout (answered 503 / an error event)
   std::size_t peak_connection_threads = 0;  ///< most connections served at once (a thread each)
 };
 
@@ -71,17 +86,19 @@ class Server {
   Generator& gen_;
   ServerOptions opts_;
   std::string template_origin_;
+  CsrfGuard guard_;
   std::unique_ptr<CompletionRunner> runner_;
   DecodeQueue queue_;
   std::unique_ptr<Http> http_;
   std::thread listener_;
   std::atomic<bool> draining_{false};
+  std::atomic<bool> aborting_{false};  // stop() waited drain_timeout_ms: decoding stops
   std::atomic<bool> started_{false};
   int port_ = 0;
   std::mutex stop_mu_;
   std::condition_variable stopped_cv_;
   bool stopped_ = false;
-  std::atomic<std::uint64_t> n_ok_{0}, n_rejected_{0}, n_bad_{0}, n_failed_{0}, n_cancelled_{0};
+  std::atomic<std::uint64_t> n_ok_{0}, n_rejected_{0}, n_bad_{0}, n_failed_{0}, n_cancelled_{0}, n_aborted_{0};
 };
 
 }  // namespace atlas::server

@@ -119,10 +119,13 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
   const std::string common = model + " --warmup 0 --repetitions " + std::to_string(kReps);
   const std::string run = "--data-dir '" + atlas::test::data_dir().string() + "' run";
 
+  // The server and the client read the same key from the same variable: every request of the
+  // run is authenticated end to end (a missing or wrong key would be 401 and fail the run). The
+  // key must never be recorded.
+  ::setenv("ATLAS_E2E_API_KEY", "e2e-secret-key", 1);
   atlas::test::ServeProcess server(serve_exe, {"--model", atlas::test::stories_bin().string(), "--tokenizer",
                                                atlas::test::stories_tok().string(), "--served-model-name", "stories",
-                                               "--threads", "1"});
-  ::setenv("ATLAS_E2E_API_KEY", "e2e-secret-key", 1);  // atlas-serve takes any key; it must never be recorded
+                                               "--threads", "1", "--api-key-env", "ATLAS_E2E_API_KEY"});
   const std::string endpoint = " --endpoint " + server.url + " --served-model stories --api-key-env ATLAS_E2E_API_KEY";
 
   const std::string suites = " --suite ttft,agentic,bfcl --config '" + (dir / "prompt.json").string() + "'";

@@ -146,36 +146,36 @@ std::vector<Hostile> hostile_requests() {
                true});
   v.push_back({"Content-Length lies", [=](int i) {
                  const char* lengths[] = {"-1", "99999999999999999999", "abc", "17179869184"};
-                 return "POST " + chat + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: " + lengths[i % 4] + "\r\n\r\n" + good;
+                 return "POST " + chat + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: " + lengths[i % 4] + "\r\n\r\n" + good;
                }});
   v.push_back({"body over the limit", [=](int) {  // claims 17 MiB (atlas-serve's limit is 16 MiB), sends 64 KiB
-                 return "POST " + chat + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: " + std::to_string(17u << 20) +
+                 return "POST " + chat + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(17u << 20) +
                         "\r\n\r\n" + std::string(1u << 16, ' ');
                },
                true});
   v.push_back({"bad chunked encoding", [=](int i) {
                  const char* chunks[] = {"zz\r\nabc\r\n0\r\n\r\n", "ffffffffffffffff\r\nabc\r\n", "5\r\nab\r\n0\r\n\r\n"};
-                 return "POST " + chat + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks[i % 3];
+                 return "POST " + chat + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks[i % 3];
                },
                true});
   v.push_back({"garbage request line", [=](int i) {
                  const char* lines[] = {"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", "GET\r\n\r\n", "POST /v1/chat/completions HTTP/9.9\r\n\r\n",
-                                        "BREW /health HTTP/1.1\r\nHost: x\r\n\r\n", "GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"};
+                                        "BREW /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "GET /../../etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"};
                  return std::string(lines[i % 5]);
                },
                true});
-  v.push_back({"huge header", [=](int) { return "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(1u << 20, 'a') + "\r\n\r\n"; }, true});
+  v.push_back({"huge header", [=](int) { return "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(1u << 20, 'a') + "\r\n\r\n"; }, true});
   v.push_back({"header flood", [=](int) {  // 256 KiB of small headers: cut off at 64 KiB, never stored
-                 std::string h = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n";
+                 std::string h = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
                  for (int k = 0; h.size() < (256u << 10); ++k) h += "X-F" + std::to_string(k) + ": v\r\n";
                  return h + "\r\n";
                },
                true});
-  v.push_back({"huge URL", [=](int i) { return "GET /health?q=" + std::string(i % 2 ? 20000 : 200000, 'a') + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"; }, true});
+  v.push_back({"huge URL", [=](int i) { return "GET /health?q=" + std::string(i % 2 ? 20000 : 200000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"; }, true});
   v.push_back({"wrong method or route", [=](int i) {
                  const char* lines[] = {"DELETE /v1/models HTTP/1.1", "PUT /v1/chat/completions HTTP/1.1", "GET /v1/completions HTTP/1.1",
                                         "OPTIONS * HTTP/1.1", "CONNECT 127.0.0.1:22 HTTP/1.1", "G\x01T /health HTTP/1.1"};
-                 return std::string(lines[i % 6]) + "\r\nHost: x\r\nConnection: close\r\n\r\n";
+                 return std::string(lines[i % 6]) + "\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
                },
                true});
   v.push_back({"connect, then close", [=](int) { return std::string(); }, true});
@@ -183,7 +183,7 @@ std::vector<Hostile> hostile_requests() {
                  std::string b;
                  for (int k = 0; k < 64; ++k) {
                    const std::string body = R"({"model": "stories", "prompt": )";
-                   b += "POST " + comp + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+                   b += "POST " + comp + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
                  }
                  return b;
                },
@@ -299,7 +299,7 @@ TEST_CASE("atlas-serve binary: 1,000 hostile requests each get a 4xx or a closed
     for (int k = 0; k < kSlow; ++k) {
       slow.push_back(std::make_unique<Conn>(port));
       if (k % 4 == 1 || k % 4 == 2) slow.back()->send("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
-      if (k % 4 == 3) slow.back()->send("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"mo");
+      if (k % 4 == 3) slow.back()->send("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"mo");
     }
     std::vector<long long> closed_at(kSlow, -1);
     long long worst = 0;

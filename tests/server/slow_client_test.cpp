@@ -103,7 +103,7 @@ int count(const std::string& s, const std::string& needle) {
 std::pair<int, long long> health(int port, int timeout_ms = 3000) {
   const auto t0 = Clock::now();
   Raw c(port);
-  c.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  c.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   const std::string r = c.read_until_closed(timeout_ms);
   const long long ms = ms_since(t0);
   if (r.rfind("HTTP/1.1 ", 0) != 0) return {ms >= timeout_ms ? -1 : 0, ms};
@@ -157,8 +157,8 @@ TEST_CASE("slow clients: 200 stalled or dripping connections do not delay /healt
     switch (i % 4) {
       case 0: break;
       case 1:
-      case 2: slow.back()->send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Slow: "); break;
-      case 3: slow.back()->send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"mo"); break;
+      case 2: slow.back()->send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "); break;
+      case 3: slow.back()->send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"mo"); break;
     }
   }
   long long worst_health = 0;
@@ -203,7 +203,7 @@ TEST_CASE("slow clients: beyond max_connections the slow ones get short deadline
   std::vector<std::unique_ptr<Raw>> slow;
   for (int i = 0; i < 100; ++i) {
     slow.push_back(std::make_unique<Raw>(f.port));
-    if (i % 2) slow.back()->send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+    if (i % 2) slow.back()->send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the attackers are queued first
   long long worst = 0;
@@ -222,7 +222,7 @@ TEST_CASE("slow clients: a header flood is cut off at 64 KiB instead of being st
   Fixture f;
   f.start();
   Raw c(f.port);
-  std::string flood = "GET /health HTTP/1.1\r\nHost: x\r\n";
+  std::string flood = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   for (int i = 0; i < 100000; ++i) flood += "X-Flood-" + std::to_string(i) + ": v\r\n";  // 2 MiB of small headers
   flood += "Connection: close\r\n\r\n";
   c.send(flood);  // fails part-way once the server has closed
@@ -239,11 +239,11 @@ TEST_CASE("slow clients: 100 pipelined requests on one connection are all answer
   Raw c(f.port);
   std::string batch;
   for (int i = 0; i < 99; ++i) {
-    batch += i % 2 ? "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
-                   : "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 44\r\n\r\n"
+    batch += i % 2 ? "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                   : "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 44\r\n\r\n"
                      "{\"model\":\"fake\",\"prompt\":\"x\",\"max_tokens\":2}";
   }
-  batch += "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  batch += "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   REQUIRE(c.send(batch));
   const std::string r = c.read_until_closed(5000);
   CHECK(count(r, "HTTP/1.1 200") == 100);
@@ -266,7 +266,7 @@ TEST_CASE("slow clients: a 413 for a declared body over the limit closes the con
   Fixture f;
   f.start();
   Raw c(f.port);
-  c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+  c.send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\nGET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   const std::string r = c.read_until_closed(3000);
   CHECK(r.rfind("HTTP/1.1 413", 0) == 0);
   CHECK(count(r, "HTTP/1.1 ") == 1);
@@ -286,7 +286,7 @@ TEST_CASE("slow clients: a client that leaves mid-request frees the decode slot 
     const auto cancelled_before = f.server->stats().cancelled;
     {
       Raw c(f.port);
-      c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+      c.send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
              std::to_string(body.size()) + "\r\n\r\n" + body);
       if (stream) REQUIRE(c.read_until("data: ", 2000));
       else std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -295,7 +295,7 @@ TEST_CASE("slow clients: a client that leaves mid-request frees the decode slot 
     int status = 0;
     while (ms_since(t0) < 3000) {
       Raw c(f.port);
-      c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 44\r\n\r\n"
+      c.send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 44\r\n\r\n"
              "{\"model\":\"fake\",\"prompt\":\"x\",\"max_tokens\":1}");
       const std::string r = c.read_until_closed(3000);
       status = r.size() > 12 ? std::stoi(r.substr(9, 3)) : 0;
@@ -338,7 +338,7 @@ TEST_CASE("slow clients: a chunked body past max_body_bytes is cut off with a 41
     }
   });
   Raw c(f.port);
-  REQUIRE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  REQUIRE(c.send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"));
   const std::size_t total = 17u << 20, piece = 1u << 20;
   const std::string chunk = "100000\r\n" + std::string(piece, 'x') + "\r\n";  // 0x100000 = 1 MiB
   bool cut = false;
@@ -365,7 +365,7 @@ TEST_CASE("slow clients: a chunked body over the limit by less than the framing 
   Fixture f;
   f.start();
   const std::size_t n = (1u << 16) + 100;  // 64 KiB + 100 decoded, in 1 KiB chunks: within the allowance on the wire
-  std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string req = "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (std::size_t left = n; left > 0;) {
     const std::size_t k = std::min<std::size_t>(left, 1024);
     char hex[16];
@@ -386,7 +386,7 @@ TEST_CASE("slow clients: a POST with neither Content-Length nor chunked is a 411
   f.start();
   Raw c(f.port);
   const auto t0 = Clock::now();
-  REQUIRE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n{\"model\":\"fake\",\"prompt\":\"x\"}"));
+  REQUIRE(c.send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n{\"model\":\"fake\",\"prompt\":\"x\"}"));
   const std::string r = c.read_until_closed(3000);
   CHECK(r.rfind("HTTP/1.1 411", 0) == 0);
   CHECK(r.find("length_required") != std::string::npos);
@@ -400,7 +400,7 @@ TEST_CASE("slow clients: a 413 before a 32 MiB body is read reaches a client tha
   f.start();
   Raw c(f.port);
   const std::size_t total = 32u << 20;
-  REQUIRE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(total) +
+  REQUIRE(c.send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(total) +
                  "\r\n\r\n"));
   c.send_filler(total, 256u << 10);
   const std::string r = c.read_until_closed(5000);
@@ -417,7 +417,7 @@ TEST_CASE("slow clients: the Keep-Alive header advertises the configured idle ti
   f.opts.connections.idle_timeout_ms = 3000;
   f.start();
   Raw c(f.port);
-  REQUIRE(c.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(c.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
   REQUIRE(c.read_until("\"ok\"", 3000));
   CHECK(c.got.find("Keep-Alive: timeout=3,") != std::string::npos);
 }

@@ -2,6 +2,8 @@
 //   atlas-serve --model PATH [--host 127.0.0.1] [--port N] [--served-model-name NAME]
 //               [--queue-limit N] [--backend cpu|cuda] [--chat-template FILE]
 //               [--request-timeout S] [--keep-alive-timeout S] [--write-timeout S] [--max-connections N]
+//               [--api-key KEY | --api-key-env VAR | --api-key-file FILE]... [--allowed-host NAME]...
+//               [--allowed-origin ORIGIN]...
 // Prints "atlas-serve: listening on http://HOST:PORT/v1 ..." once it accepts connections
 // (--port 0 picks a free port). SIGINT/SIGTERM drain in-flight requests, then exit 0.
 // Exit 3 on a usage or input error (bad model file, port in use).
@@ -16,6 +18,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/exit_code.hpp"
+#include "server/api_keys.hpp"
 #include "server/generator.hpp"
 #include "server/server.hpp"
 
@@ -51,12 +54,31 @@ int main(int argc, char** argv) {
   app.add_option("--write-timeout", write_timeout_s, "Seconds a response write may make no progress (a client not reading) before the connection closes")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 86400.0));
+  double drain_timeout_s = srv_opts.drain_timeout_ms / 1000.0;
+  app.add_option("--drain-timeout", drain_timeout_s,
+                 "Seconds SIGINT/SIGTERM wait for requests in flight and queued; then they are stopped (503 / an error event) and the server exits")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--inject-decode-delay-us", gen_opts.inject_decode_delay_us,
+                 "Test hook: sleep this many microseconds per decoded token (a slow model for drain and cancellation tests)")
+      ->check(CLI::Range(0.0, 1e7));
   app.add_option("--max-connections", lim.max_connections,
                  "Connections served at once (a thread each); more wait for one to close")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
+  // Authentication and browser defences (docs/serving.md, "Authentication and origins").
+  atlas::server::ApiKeySources key_sources;
+  app.add_option("--api-key", key_sources.keys,
+                 "Accept this bearer token (repeatable); every route but /health then needs one. Visible in ps: prefer --api-key-env or --api-key-file");
+  app.add_option("--api-key-env", key_sources.env_vars, "Accept the bearer token held in this environment variable (repeatable)");
+  app.add_option("--api-key-file", key_sources.files, "Accept the bearer tokens in this file, one per line ('#' lines skipped; repeatable)");
+  app.add_option("--allowed-host", srv_opts.allowed_hosts,
+                 "Accept requests whose Host header names this host (repeatable; '*' = any). Always accepted: IP literals, localhost, --host");
+  app.add_option("--allowed-origin", srv_opts.allowed_origins,
+                 "Serve cross-origin (browser) requests from this origin, e.g. http://localhost:3000, with CORS headers (repeatable; '*' = any). Default: none");
   srv_opts.served_model_name.clear();
   CLI11_PARSE(app, argc, argv);
+  srv_opts.drain_timeout_ms = static_cast<int>(drain_timeout_s * 1000.0 + 0.5);
   lim.header_timeout_ms = lim.body_timeout_ms = static_cast<int>(request_timeout_s * 1000.0 + 0.5);
   lim.idle_timeout_ms = static_cast<int>(keep_alive_s * 1000.0 + 0.5);
   lim.write_timeout_ms = static_cast<int>(write_timeout_s * 1000.0 + 0.5);
@@ -78,13 +100,16 @@ int main(int argc, char** argv) {
 
   try {
     if (srv_opts.served_model_name.empty()) srv_opts.served_model_name = gen_opts.model.stem().string();
+    srv_opts.api_keys = atlas::server::load_api_keys(key_sources);
     if (!template_file.empty()) srv_opts.chat_template = atlas::read_file(template_file);
     auto gen = atlas::server::open_session_generator(gen_opts);
     atlas::server::Server server(*gen, srv_opts);
     const int port = server.start();
     std::cout << "atlas-serve: listening on http://" << srv_opts.host << ":" << port << "/v1 (model '"
               << srv_opts.served_model_name << "', context " << gen->context_length() << ", chat template "
-              << server.chat_template_origin() << ", queue limit " << srv_opts.queue_limit << ")" << std::endl;
+              << server.chat_template_origin() << ", queue limit " << srv_opts.queue_limit << ", "
+              << (srv_opts.api_keys.empty() ? std::string("no API key") : std::to_string(srv_opts.api_keys.size()) + " API key(s)") << ")"
+              << std::endl;
     int sig = 0;
     sigwait(&sigs, &sig);
     std::cout << "atlas-serve: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ": draining in-flight requests" << std::endl;
@@ -92,7 +117,8 @@ int main(int argc, char** argv) {
     const auto st = server.stats();
     std::cout << "atlas-serve: stopped (" << st.requests << " completed, " << st.rejected << " rejected, " << st.bad
               << " bad requests, " << st.failed << " failed)" << std::endl;
-    std::cout << "atlas-serve: " << st.cancelled << " completions stopped because their client left; at most "
+    std::cout << "atlas-serve: " << st.cancelled << " completions stopped because their client left, " << st.aborted
+              << " stopped by the drain timeout; at most "
               << st.peak_connection_threads << " connections served at once" << std::endl;
     return 0;
   } catch (const atlas::Error& e) {

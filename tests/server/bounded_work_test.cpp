@@ -1,0 +1,97 @@
+// Work per request is bounded: the drain timeout stops requests still decoding, and a client
+// that leaves while queued gives its place up (in process, over the loopback, FakeGenerator).
+#if ATLAS_HAVE_HTTPLIB
+#include <chrono>
+#include <csignal>
+#include <future>
+
+#include <doctest/doctest.h>
+#include <httplib.h>
+
+#include "server/server.hpp"
+#include "suites/endpoint/sse_parser.hpp"
+#include "tests/loopback_socket.hpp"
+#include "tests/server/fake_generator.hpp"
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+}  // namespace
+
+TEST_CASE("bounded work: the drain timeout stops requests still decoding; stop() returns within it") {
+  std::signal(SIGPIPE, SIG_IGN);
+  atlas::test::FakeGenerator gen;
+  gen.context = 1 << 20;
+  gen.token_delay = std::chrono::microseconds(2000);  // 100,000 tokens would take 200 s
+  atlas::server::ServerOptions opts;
+  opts.served_model_name = "fake";
+  opts.drain_timeout_ms = 500;
+  opts.abort_grace_ms = 200;
+  atlas::server::Server srv(gen, opts);
+  const int port = srv.start();
+  auto request = [port](bool stream) {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(30, 0);
+    const json body = {{"model", "fake"}, {"prompt", "x"}, {"max_tokens", 100000}, {"ignore_eos", true}, {"stream", stream}};
+    auto r = c.Post("/v1/completions", body.dump(), "application/json");
+    return r ? std::make_pair(r->status, r->body) : std::make_pair(-1, std::string());
+  };
+  auto streaming = std::async(std::launch::async, request, true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto queued = std::async(std::launch::async, request, false);  // waits behind the stream
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto t0 = Clock::now();
+  srv.stop();
+  const double took = seconds_since(t0);
+  CHECK(took >= 0.5);
+  CHECK(took < 0.5 + 2 * 0.2 + 0.5);  // drain + the grace twice + slack
+  const auto [s_status, s_body] = streaming.get();
+  CHECK(s_status == 200);
+  atlas::suites::endpoint::SseParser p;
+  std::vector<atlas::suites::endpoint::SseEvent> evs;
+  p.feed(s_body, evs);
+  REQUIRE(!evs.empty());
+  CHECK(json::parse(evs.back().data)["error"]["code"] == "drain_timeout");
+  CHECK(s_body.find("[DONE]") == std::string::npos);
+  const auto [q_status, q_body] = queued.get();
+  CHECK(q_status == 503);
+  CHECK(json::parse(q_body)["error"]["code"] == "drain_timeout");
+  CHECK(srv.stats().aborted == 2);
+}
+
+TEST_CASE("bounded work: a client that leaves while queued gives its place up without decoding") {
+  std::signal(SIGPIPE, SIG_IGN);
+  atlas::test::FakeGenerator gen;
+  gen.context = 1 << 20;
+  gen.token_delay = std::chrono::microseconds(2000);
+  atlas::server::ServerOptions opts;
+  opts.served_model_name = "fake";
+  atlas::server::Server srv(gen, opts);
+  const int port = srv.start();
+  auto busy = std::async(std::launch::async, [port] {  // holds the engine for about 1 s
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(30, 0);
+    const json body = {{"model", "fake"}, {"prompt", "x"}, {"max_tokens", 500}, {"ignore_eos", true}};
+    auto r = c.Post("/v1/completions", body.dump(), "application/json");
+    return r ? r->status : -1;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (const bool stream : {false, true}) {
+    atlas::test::LoopbackSocket s(port);
+    const std::string body = json{{"model", "fake"}, {"prompt", "y"}, {"max_tokens", 500}, {"stream", stream}}.dump();
+    REQUIRE(s.send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    s.close();
+  }
+  const auto t0 = Clock::now();
+  while (srv.stats().cancelled < 2 && seconds_since(t0) < 0.5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(srv.stats().cancelled == 2);  // while the first request still decodes
+  CHECK(busy.get() == 200);
+  CHECK(gen.generate_calls == 1);
+  srv.stop();
+}
+
+#endif
