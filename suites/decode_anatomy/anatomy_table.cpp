@@ -60,9 +60,10 @@ Table anatomy_table(const AnatomyWindow& window, double tokens, double wall_ns, 
                       fmt_fixed(100.0 * other / wall_ns, 1) + "%"});
   }
   if (window.stages.empty()) sum = StageAnatomy{};
-  t.rows.push_back({"token (wall)", kNa, per_token(sum.launches, tokens, 2), graph_share(sum),
+  t.rows.push_back({"token (wall, instrumented pass)", kNa, per_token(sum.launches, tokens, 2), graph_share(sum),
                     per_token(sum.host_syncs, tokens, 2), copy_counts(sum, tokens), fmt_fixed(wall_us, 2), "100.0%"});
-  t.notes.push_back("time basis: " + time_basis + "; n/a = not measured by this source");
+  t.notes.push_back("time basis: " + time_basis + "; n/a = not measured by this source; the wall row is the "
+                    "instrumented pass's own (the counters-off wall per token is the metric above the table)");
   return t;
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("anatomy table: unmeasured columns read n/a, never 0") {
   CHECK(t.rows[2][0] == "other (outside stages)");
   CHECK(t.rows[2][6] == "10.00");  // (100 - 60) us / 4
   CHECK(t.rows[2][7] == "40.0%");
-  CHECK(t.rows[3][0] == "token (wall)");
+  CHECK(t.rows[3][0] == "token (wall, instrumented pass)");
   CHECK(t.rows[3][2] == "n/a");
   CHECK(t.rows[3][6] == "25.00");
 
@@ -120,7 +120,7 @@ TEST_CASE("decode-anatomy suite on a wall-clock-only target") {
   CHECK(r.details["notes"].empty());
   const Table t = table_from_json(r.details["table"]);
   REQUIRE(t.rows.size() == 1);
-  CHECK(t.rows[0][0] == "token (wall)");
+  CHECK(t.rows[0][0] == "token (wall, instrumented pass)");
   CHECK(t.rows[0][1] == "n/a");
 }
 
