@@ -1,5 +1,6 @@
 #include "server/completion.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -30,8 +31,39 @@ StopScan scan_stop_strings(std::string_view text, const std::vector<std::string>
   return s;
 }
 
+namespace {
+/// The most bytes one token stands for (token_bytes after no token, over the vocabulary).
+std::size_t longest_token_bytes(const engine::Tokenizer& tok) {
+  std::size_t m = 0;
+  for (int id = 0; id < tok.vocab_size(); ++id) m = std::max(m, tok.token_bytes(-1, id).size());
+  return m;
+}
+}  // namespace
+
 CompletionRunner::CompletionRunner(Generator& gen, ChatTemplate chat_template, std::string served_name)
-    : gen_(gen), template_(std::move(chat_template)), served_name_(std::move(served_name)) {}
+    : gen_(gen),
+      template_(std::move(chat_template)),
+      served_name_(std::move(served_name)),
+      max_token_bytes_(longest_token_bytes(gen_.tokenizer())) {}
+
+std::vector<int> CompletionRunner::encode_prompt(const std::string& text, const char* param) const {
+  const engine::Tokenizer& tok = gen_.tokenizer();
+  const int ctx = gen_.context_length();
+  // A completion needs one free position: the prompt may have at most ctx - 1 tokens. No
+  // token stands for more than max_token_bytes_ bytes, so a longer text cannot fit (+1:
+  // SentencePiece's dummy space prefix; BOS stands for no bytes). Judged before tokenising:
+  // a 10 MB prompt took 9-10 s of tokenising before its 400.
+  const std::size_t max_ids = ctx > 1 ? static_cast<std::size_t>(ctx - 1) : 0;
+  const std::size_t text_ids = max_ids - (tok.bos_id() && max_ids > 0 ? 1 : 0);
+  if (max_token_bytes_ > 0 && text.size() > max_token_bytes_ * text_ids + 1) {
+    throw bad_request("This model's maximum context length is " + std::to_string(ctx) + " tokens; the prompt has " +
+                          std::to_string(text.size()) + " bytes, and no token of this model stands for more than " +
+                          std::to_string(max_token_bytes_) + " bytes, so it has more than " + std::to_string(max_ids) +
+                          " tokens, leaving no room for a completion",
+                      param, "context_length_exceeded");
+  }
+  return tok.encode(text, true);
+}
 
 std::string CompletionRunner::render_chat(const CompletionRequest& req) const {
   TemplateValue ctx = TemplateValue::object();
@@ -60,7 +92,7 @@ PreparedRequest CompletionRunner::prepare(CompletionRequest req) {
     } catch (const ServerError& e) {
       throw bad_request(e.what(), "messages", "chat_template_error");
     }
-    p.prompt_ids = tok.encode(text, true);
+    p.prompt_ids = encode_prompt(text, "messages");
     p.parse_tools = !req.tools.is_null() && !req.tool_choice_none;
   } else if (req.prompt_is_ids) {
     for (std::size_t i = 0; i < req.prompt_ids.size(); ++i) {
@@ -72,7 +104,7 @@ PreparedRequest CompletionRunner::prepare(CompletionRequest req) {
     }
     p.prompt_ids = req.prompt_ids;
   } else {
-    p.prompt_ids = tok.encode(req.prompt_text, true);
+    p.prompt_ids = encode_prompt(req.prompt_text, "prompt");
   }
   const char* param = req.chat ? "messages" : "prompt";
   if (p.prompt_ids.empty()) throw bad_request("the prompt is empty (no tokens)", param, "empty_prompt");

@@ -32,7 +32,8 @@ class CompletionRunner {
   CompletionRunner(Generator& gen, ChatTemplate chat_template, std::string served_name);
 
   /// Throws ApiError (400) for an unknown model, a template error, an out-of-vocabulary token
-  /// id, or a prompt (+ max_tokens) longer than the context.
+  /// id, or a prompt (+ max_tokens) longer than the context. A text prompt is refused on its
+  /// bytes before tokenising when it cannot fit.
   PreparedRequest prepare(CompletionRequest req);
 
   /// Decodes. With req.stream, `emit` receives each chunk object (role chunk, content/tool-call
@@ -53,9 +54,14 @@ class CompletionRunner {
   Generator& generator() { return gen_; }
 
  private:
+  /// The prompt's ids; ApiError 400 (`context_length_exceeded`, `param`) when its bytes show
+  /// it cannot fit, before any tokenising.
+  std::vector<int> encode_prompt(const std::string& text, const char* param) const;
+
   Generator& gen_;
   ChatTemplate template_;
   std::string served_name_;
+  std::size_t max_token_bytes_;  // the tokenizer's longest token, in bytes
   std::atomic<std::uint64_t> counter_{0};
 };
 

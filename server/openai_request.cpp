@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "common/json_depth.hpp"
 #include "server/ordered_json_parse.hpp"
@@ -83,6 +84,43 @@ J normalise_content(const J& c, const std::string& where) {
     text += tx->get<std::string>();
   }
   return text;
+}
+/// Known OpenAI / vLLM parameters the server does not implement, with the value that means
+/// "off": any other value is refused rather than answered as if it were absent (the answer
+/// would not be what was asked). All of them are named in one 400.
+void refuse_unsupported(const J& j) {
+  struct Neutral {
+    const char* name;
+    J off;  // the one value (besides null) that asks for nothing
+  };
+  static const std::vector<Neutral> fields = {
+      {"echo", false},           {"best_of", 1},          {"presence_penalty", 0},     {"frequency_penalty", 0},
+      {"repetition_penalty", 1}, {"length_penalty", 1},   {"min_p", 0},                {"suffix", ""},
+      {"logprobs", false},       {"top_logprobs", 0},     {"use_beam_search", false},  {"prompt_logprobs", J()},
+      {"stop_token_ids", J::array()}, {"bad_words", J::array()}, {"allowed_token_ids", J()}, {"guided_json", J()},
+      {"guided_regex", J()},     {"guided_choice", J()},  {"guided_grammar", J()},     {"structured_outputs", J()},
+      {"logits_processors", J()}, {"prediction", J()},    {"audio", J()},              {"modalities", J()},
+      {"web_search_options", J()}, {"reasoning_effort", J()},
+  };
+  std::vector<std::string> given;
+  for (const Neutral& f : fields) {
+    const J* v = field(j, f.name);
+    if (v == nullptr) continue;
+    // Numbers compare by value: 0 and 0.0 both ask for no penalty.
+    const bool neutral = (v->is_number() && f.off.is_number()) ? v->get<double>() == f.off.get<double>() : *v == f.off;
+    if (!neutral) given.push_back(std::string(f.name) + "=" + v->dump().substr(0, 40));
+  }
+  if (const J* rf = field(j, "response_format")) {  // {"type": "text"} asks for nothing
+    if (!(rf->is_object() && rf->size() == 1 && rf->contains("type") && (*rf)["type"] == "text")) {
+      given.push_back("response_format=" + rf->dump().substr(0, 40));
+    }
+  }
+  if (given.empty()) return;
+  std::string list;
+  for (const auto& g : given) list += (list.empty() ? "" : ", ") + g;
+  const std::string first = given.front().substr(0, given.front().find('='));
+  throw bad_request("not supported by atlas-serve (the answer would ignore " + std::string(given.size() == 1 ? "it" : "them") + "): " + list,
+                    first, "unsupported_value");
 }
 }  // namespace
 
@@ -231,6 +269,17 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     }
   }
   if (field(j, "ignore_eos")) r.ignore_eos = boolean(j, "ignore_eos");
+  // min_tokens (vLLM, TRT-LLM) is not implemented by the engine; with ignore_eos and no stop
+  // strings nothing can end the completion early, so it is met as asked (the endpoint client's
+  // load requests send both). Otherwise it is refused rather than ignored.
+  if (field(j, "min_tokens")) {
+    const long long m = integer(j, "min_tokens", 0, 1 << 30);
+    if (m > 0 && (!r.ignore_eos || !r.stop.empty())) {
+      throw bad_request("'min_tokens' is not supported unless ignore_eos is true and there are no stop strings (got " + std::to_string(m) + ")",
+                        "min_tokens", "unsupported_value");
+    }
+  }
+  refuse_unsupported(j);
   if (field(j, "return_token_ids")) r.return_token_ids = boolean(j, "return_token_ids");
   return r;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // Parsing and validating the body of POST /v1/completions and /v1/chat/completions. Every
-// violation throws ApiError 400 naming the field (`param`) and the bad value; unknown fields
-// are ignored (as vLLM does), so clients that send extra options still work.
+// violation throws ApiError 400 naming the field (`param`) and the bad value. Known parameters
+// the server does not implement (echo, best_of, penalties, logprobs, response_format, ...) are
+// 400 `unsupported_value` unless they hold their "off" value; other unknown fields are ignored
+// (as vLLM does), so clients that send extra options still work.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -1,5 +1,6 @@
-// Work per request is bounded: the drain timeout stops requests still decoding, and a client
-// that leaves while queued gives its place up (in process, over the loopback, FakeGenerator).
+// Work per request is bounded: a prompt that cannot fit the context is refused on its bytes
+// before any tokenising, the drain timeout stops requests still decoding, and a client that
+// leaves while queued gives its place up (in process, over the loopback, FakeGenerator).
 #if ATLAS_HAVE_HTTPLIB
 #include <chrono>
 #include <csignal>
@@ -19,6 +20,43 @@ using Clock = std::chrono::steady_clock;
 namespace {
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 }  // namespace
+
+TEST_CASE("bounded work: a prompt longer than the context could hold is 400 before tokenising") {
+  std::signal(SIGPIPE, SIG_IGN);
+  atlas::test::FakeGenerator gen;
+  gen.context = 512;  // the byte tokenizer: one byte per token, so at most 511 bytes fit
+  atlas::server::ServerOptions opts;
+  opts.served_model_name = "fake";
+  atlas::server::Server srv(gen, opts);
+  const int port = srv.start();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(10, 0);
+  const int before = gen.byte_tokenizer().encode_calls.load();
+  const json big = {{"model", "fake"}, {"prompt", std::string(10'000'000, 'a')}};
+  const auto t0 = Clock::now();
+  auto r = c.Post("/v1/completions", big.dump(), "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  const json e = json::parse(r->body)["error"];
+  CHECK(e["code"] == "context_length_exceeded");
+  CHECK(e["param"] == "prompt");
+  CHECK(e["message"].get<std::string>().find("has 10000000 bytes") != std::string::npos);
+  CHECK(gen.byte_tokenizer().encode_calls.load() == before);  // never tokenised
+  MESSAGE("10 MB prompt answered 400 in " << seconds_since(t0) << " s (JSON parse included)");
+  // The same through the chat template.
+  const json chat = {{"model", "fake"}, {"messages", json::array({{{"role", "user"}, {"content", std::string(1'000'000, 'b')}}})}};
+  r = c.Post("/v1/chat/completions", chat.dump(), "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(json::parse(r->body)["error"]["code"] == "context_length_exceeded");
+  CHECK(gen.byte_tokenizer().encode_calls.load() == before);
+  // At the edge: 510 bytes + BOS = 511 tokens fit; 511 bytes do not.
+  r = c.Post("/v1/completions", json{{"model", "fake"}, {"prompt", std::string(510, 'a')}, {"max_tokens", 1}}.dump(), "application/json");
+  CHECK(r->status == 200);
+  r = c.Post("/v1/completions", json{{"model", "fake"}, {"prompt", std::string(511, 'a')}, {"max_tokens", 1}}.dump(), "application/json");
+  CHECK(r->status == 400);
+  srv.stop();
+}
 
 TEST_CASE("bounded work: the drain timeout stops requests still decoding; stop() returns within it") {
   std::signal(SIGPIPE, SIG_IGN);

@@ -2,6 +2,7 @@
 // Test doubles for the server: a byte tokenizer (id = byte + 3, BOS 1, EOS 2) and a generator
 // that "decodes" a scripted reply, with Session's prefix-reuse and cache semantics and an
 // optional delay per token, so server behaviour is tested without a model.
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -15,6 +16,7 @@ namespace atlas::test {
 class ByteTokenizer final : public engine::Tokenizer {
  public:
   std::vector<int> encode(std::string_view text, bool add_bos) const override {
+    ++encode_calls;
     std::vector<int> ids;
     if (add_bos) ids.push_back(1);
     for (unsigned char c : text) ids.push_back(c + 3);
@@ -29,6 +31,7 @@ class ByteTokenizer final : public engine::Tokenizer {
   std::optional<int> eos_id() const override { return 2; }
   std::vector<int> stop_ids() const override { return {2}; }
   std::optional<int> piece_to_id(std::string_view) const override { return std::nullopt; }
+  mutable std::atomic<int> encode_calls{0};  ///< encode() calls so far
 };
 
 /// Replies with `reply` (one token per byte, then EOS), sleeping `token_delay` before each.
@@ -43,6 +46,7 @@ class FakeGenerator final : public server::Generator {
   std::vector<int> last_prompt;
 
   const engine::Tokenizer& tokenizer() const override { return tok_; }
+  const ByteTokenizer& byte_tokenizer() const { return tok_; }
   int context_length() const override { return context; }
   engine::GenerateResult generate(const engine::GenerateRequest& req,
                                   const std::function<void(const engine::TokenEvent&)>& on_token) override {
