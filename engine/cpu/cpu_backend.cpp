@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "common/available_memory.hpp"
 #include "engine/cpu/matmul.hpp"
 #include "engine/cpu/ops.hpp"
 #include "engine/error.hpp"
@@ -130,14 +131,22 @@ CpuBackend::CpuBackend(const Model& model, const BackendOptions& opts)
   // chose one: a 12 MB checkpoint claiming 2^22 positions asked for tens of GiB (bad_alloc, or the
   // OOM killer). Refuse what the machine cannot hold, naming the field and the way out.
   const auto kv_bytes = kv_cache_bytes(c_, max_seq_len_);
+  // Checked against the memory available now (MemAvailable, the cgroup's headroom), not the
+  // machine's total: the cache is zero-filled at once, so on a shared box a cache that fits the
+  // total but not what is free swaps or meets the OOM killer.
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  const double mem = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+  const double total = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+  const auto avail = atlas::available_memory_bytes();
+  const double mem = avail ? static_cast<double>(*avail) : total;
   auto too_big = [&](const std::string& why) {
     return EngineError("model '" + model.source.path.string() + "': the KV cache for max_seq_len " + std::to_string(max_seq_len_) +
                        (opts.max_seq_len > 0 ? " (asked for)" : " (the model's context length)") + " needs " + gib(kv_bytes) + " GiB" + why +
                        "; pass a smaller --max-seq-len");
   };
-  if (mem > 0.0 && kv_bytes > mem) throw too_big(", more than this machine's " + gib(mem) + " GiB of memory");
+  if (mem > 0.0 && kv_bytes > mem) {
+    throw too_big(", more than the " + gib(mem) + " GiB of memory available now" + (avail ? " (MemAvailable)" : "") + " of this machine's " +
+                  gib(total) + " GiB");
+  }
   try {
     for (int l = 0; l < c_.n_layers; ++l) {
       mixers_.push_back(make_mixer(model, l, max_seq_len_, pool_.size()));

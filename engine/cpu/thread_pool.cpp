@@ -1,21 +1,38 @@
 #include "engine/cpu/thread_pool.hpp"
 
 #include <algorithm>
+#include <string>
+#include <exception>
+
+#include "engine/error.hpp"
 
 namespace atlas::engine::cpu {
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  try {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  } catch (const std::exception& e) {  // std::system_error (EAGAIN), or std::bad_alloc
+    // The process's thread or memory limit (RLIMIT_NPROC, RLIMIT_AS, kernel.threads-max): the
+    // workers already started must be stopped and joined here, since no destructor runs for a
+    // constructor that throws (a joinable std::thread destroyed unjoined calls std::terminate).
+    const int started = size();
+    stop_workers();
+    throw EngineError("cpu backend: " + std::to_string(threads) + " threads asked for (--threads / $ATLAS_THREADS), but only " +
+                      std::to_string(started) + " could be started: " + e.what() + "; ask for fewer threads");
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   start_cv_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
 }
 
 void ThreadPool::run_chunk(int worker) {

@@ -12,7 +12,9 @@ namespace atlas::engine::cpu {
 
 class ThreadPool {
  public:
-  /// `threads` <= 0: std::thread::hardware_concurrency().
+  /// `threads` <= 0: std::thread::hardware_concurrency(). Throws EngineError naming how many
+  /// threads were asked for and how many could be started when the process cannot create them
+  /// all (the ones started are joined first).
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -28,6 +30,7 @@ class ThreadPool {
 
  private:
   void worker_loop(int index);
+  void stop_workers();  ///< sets stop_, wakes and joins every worker
   void run_chunk(int worker);
 
   std::vector<std::thread> workers_;

@@ -269,7 +269,8 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   std::string token_bytes(int /*prev*/, int id) const override {
-    if (id < 0 || id >= vocab_size_) throw EngineError("BPE tokenizer: token id " + std::to_string(id) + " outside [0, " + std::to_string(vocab_size_) + ")");
+    if (id < 0) throw EngineError("BPE tokenizer: token id " + std::to_string(id) + " is negative");
+    if (id >= vocab_size_) return {};  // an embedding row with no token (see Tokenizer::token_bytes)
     return bytes_[static_cast<std::size_t>(id)];
   }
   int vocab_size() const override { return vocab_size_; }

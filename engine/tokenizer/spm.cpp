@@ -122,7 +122,8 @@ class SpmTokenizer final : public Tokenizer {
   }
 
   std::string token_bytes(int prev, int id) const override {
-    check_id(id);
+    if (id < 0) throw EngineError("spm tokenizer: token id " + std::to_string(id) + " is negative");
+    if (static_cast<std::size_t>(id) >= v_.pieces.size()) return {};  // an embedding row with no token (see Tokenizer::token_bytes)
     const auto uid = static_cast<std::size_t>(id);
     if (control_[uid]) return {};
     if (byte_value_[uid] >= 0) return std::string(1, static_cast<char>(byte_value_[uid]));
@@ -148,13 +149,6 @@ class SpmTokenizer final : public Tokenizer {
     auto it = lookup_.find(std::string(s));
     if (it == lookup_.end()) return std::nullopt;
     return it->second;
-  }
-
-  void check_id(int id) const {
-    if (id < 0 || static_cast<std::size_t>(id) >= v_.pieces.size()) {
-      throw EngineError("spm tokenizer: token id " + std::to_string(id) + " is outside the vocabulary of " +
-                        std::to_string(v_.pieces.size()));
-    }
   }
 
   /// BPE merges in run.c's order — the best score first, the leftmost pair on a tie — with a

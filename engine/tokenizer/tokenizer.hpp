@@ -16,7 +16,11 @@ class Tokenizer {
   virtual std::vector<int> encode(std::string_view text, bool add_bos) const = 0;
   /// The raw bytes token `id` contributes when it follows `prev` (SentencePiece drops the
   /// leading space of the piece right after BOS; byte tokens yield their byte). May be a
-  /// partial UTF-8 sequence: use StreamDecoder to print.
+  /// partial UTF-8 sequence: use StreamDecoder to print. An id at or beyond vocab_size() is an
+  /// empty piece, not an error: a model's embedding may have more rows than its tokenizer has
+  /// tokens (Qwen3 pads 151,669 tokens to 151,936 rows), so sampling can emit an id with no token;
+  /// Hugging Face's decode skips such ids the same way (the id stays in the output ids). A
+  /// negative id throws EngineError.
   virtual std::string token_bytes(int prev, int id) const = 0;
   virtual int vocab_size() const = 0;
   virtual std::optional<int> bos_id() const = 0;

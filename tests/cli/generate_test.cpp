@@ -38,3 +38,22 @@ TEST_CASE("generate --json: set-up (load, warm-up) reported apart from TTFT; the
         doctest::Approx(warm["load_ms"].get<double>() + warm["warmup_ms"].get<double>()));
   CHECK(cold["setup_ms"].get<double>() == doctest::Approx(cold["load_ms"].get<double>()));
 }
+
+TEST_CASE("generate --max-tokens 2^31-1: stops when the context is full, says so on stderr and in stop, never a silent clamp") {
+  const auto run = atlas::test::cli_runner("cli_generate_max_tokens");
+  if (!run) return;
+  if (!std::filesystem::exists(atlas::test::stories_bin())) {
+    MESSAGE("skipped: stories260K not under ATLAS_DATA_DIR");
+    return;
+  }
+  const auto r = (*run)({"generate", "--model", atlas::test::stories_bin().string(), "--prompt", "Once upon a time", "--max-tokens",
+                         "2147483647", "--max-seq-len", "64", "--threads", "1", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto prompt = j["prompt_ids"].size();
+  CHECK(j["stop"] == "context_full");
+  CHECK(j["output_ids"].size() == 64 - prompt + 1);
+  CHECK(r.err.find("--max-tokens 2147483647 is more than the context leaves (max_seq_len 64 - " + std::to_string(prompt) +
+                   " prompt tokens + 1): at most " + std::to_string(64 - prompt + 1) + " new tokens, then stop: context_full") != std::string::npos);
+}

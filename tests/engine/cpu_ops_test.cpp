@@ -2,7 +2,13 @@
 // forward pass (llama and qwen3) against an independent float64 reference.
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
+#include <string>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -13,6 +19,7 @@
 #include "engine/cpu/thread_pool.hpp"
 #include "engine/error.hpp"
 #include "tests/engine/random_model.hpp"
+#include "tests/sanitized.hpp"
 
 using namespace atlas::engine;
 using doctest::Approx;
@@ -103,6 +110,54 @@ TEST_CASE("thread pool: every index is visited once, chunks respect the grain") 
   }
   for (auto& s : seen) CHECK(s.load() == 50);
   CHECK(misaligned.load() == 0);
+}
+
+TEST_CASE("thread pool: more threads than the process can create is a typed error, not a hang or an abort") {
+  if (atlas::test::kSanitized) {
+    MESSAGE("skipped: the address-space limit this test sets leaves ASan no room for its shadow memory");
+    return;
+  }
+  // In a child process whose address space is capped 64 MiB above what it uses now, so thread
+  // stacks (8 MiB each by default) run out after a few; alarm() turns a hang into a failure.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::alarm(30);
+    long pages = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    const rlim_t cap = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (64u << 20);
+    const rlimit lim{cap, cap};
+    if (pages <= 0 || ::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(12);
+    try {
+      cpu::ThreadPool pool(4096);
+      ::_exit(10);  // all 4096 started: the limit did not bite
+    } catch (const EngineError& e) {
+      const std::string what = e.what();
+      if (::write(fds[1], what.data(), what.size()) < 0) ::_exit(13);
+      ::_exit(0);
+    } catch (...) {
+      ::_exit(11);
+    }
+  }
+  ::close(fds[1]);
+  std::string what;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) what.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CAPTURE(what);
+  REQUIRE_MESSAGE(WIFEXITED(status), "the child died of signal " << WTERMSIG(status) << " (SIGABRT: std::terminate; SIGALRM: a hang)");
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(what.find("4096 threads asked for") != std::string::npos);
+  CHECK(what.find("could be started") != std::string::npos);
+  CHECK(what.find("ask for fewer threads") != std::string::npos);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "engine/engine.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/presets.hpp"
+#include "engine/tokenizer/bpe.hpp"
 #include "tests/engine/random_model.hpp"
 #include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
@@ -53,6 +54,41 @@ TEST_CASE("Engine::open: a llama2.c path gives model, tokenizer, backend and ses
   Engine moved = std::move(e);  // references stay valid across moves
   CHECK(moved.session().generate(req).output_ids == rec.at("output_ids").get<std::vector<int>>());
   CHECK(&moved.session().backend() == &moved.backend());
+}
+
+TEST_CASE("embedding rows beyond the tokenizer's tokens: such an id decodes to an empty piece, generation goes on, the id stays") {
+  // Qwen pads 151,669 tokens to 151,936 embedding rows; here 512 rows and a 256-token byte-level
+  // tokenizer, so about half of what a random model emits has no token.
+  ModelConfig c = find_preset("tiny-qwen3").config;
+  REQUIRE(c.vocab_size == 512);
+  Model m = make_random_model(c, 11);
+  BpeVocab v;
+  for (int b = 0; b < 256; ++b) v.tokens.push_back(byte_to_unicode(static_cast<unsigned char>(b)));
+  m.tokenizer = make_bpe_tokenizer(v);
+  Engine e = Engine::from_model(std::move(m), BackendOptions{});
+  const Tokenizer& tok = e.tokenizer();
+  REQUIRE(tok.vocab_size() == 256);
+  GenerateRequest req;
+  req.prompt_ids = tok.encode("Once upon a time", true);
+  req.max_new_tokens = 48;
+  std::string streamed;
+  StreamDecoder stream(tok, req.prompt_ids.back());
+  const GenerateResult r = e.session().generate(req, [&](const TokenEvent& ev) { streamed += stream.push(ev.id); });
+  streamed += stream.flush();
+  CHECK(r.output_ids.size() == 48);
+  CHECK(r.stop == StopReason::max_tokens);
+  std::string expected;
+  int beyond = 0;
+  for (int id : r.output_ids) {
+    if (id >= 256) {
+      ++beyond;
+    } else {
+      expected += static_cast<char>(id);  // a byte token's byte
+    }
+  }
+  REQUIRE(beyond > 0);  // the case under test happened
+  CHECK(tok.decode(r.output_ids, req.prompt_ids.back()) == expected);
+  CHECK(streamed == expected);
 }
 
 TEST_CASE("a model without a tokenizer: the error says where the loader looked and how to give one") {

@@ -55,6 +55,13 @@ int run_generate(const GenerateOptions& o) {
   req.sampling.top_k = o.top_k;
   req.sampling.seed = o.seed;
   req.stop_ids = tok.stop_ids();
+  // Generation also ends when the context is full (stop: context_full): the token sampled after
+  // the last position is the last one. Say so up front rather than end short without a word.
+  const long long room = static_cast<long long>(engine.backend().max_seq_len()) - static_cast<long long>(req.prompt_ids.size()) + 1;
+  if (room >= 0 && req.max_new_tokens > room) {
+    std::fprintf(stderr, "generate: --max-tokens %d is more than the context leaves (max_seq_len %d - %zu prompt tokens + 1): at most %lld new tokens, then stop: context_full\n",
+                 req.max_new_tokens, engine.backend().max_seq_len(), req.prompt_ids.size(), room);
+  }
 
   // One-time set-up that happens on the first request (CUDA: kernel module loading, cuBLAS
   // handles and workspaces, decode-graph capture; ~150 ms) is not time to first token: an
@@ -119,7 +126,7 @@ const RegisterCommand reg{Command{
       sub.add_option("--model", o->model, "Model file (llama2.c .bin, GGUF), directory (safetensors) or preset:<name>[@seed]")->required();
       sub.add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer (tok*.bin), or a tokenizer.json for a safetensors model directory; for a GGUF file either one replaces its own (default: beside the model / in the file)");
       sub.add_option("--prompt", o->prompt, "Prompt text (BOS is prepended when the model uses one)");
-      sub.add_option("--max-tokens", o->max_tokens, "New tokens to generate at most")->check(CLI::NonNegativeNumber);
+      sub.add_option("--max-tokens", o->max_tokens, "New tokens to generate at most; generation also stops when the context (--max-seq-len) is full, with stop: context_full and a note when --max-tokens asked for more")->check(CLI::NonNegativeNumber);
       sub.add_option("--temperature", o->temperature, "Sampling temperature (0 = greedy)")->check(CLI::NonNegativeNumber);
       sub.add_option("--top-p", o->top_p, "Nucleus sampling mass (1 = off)")->check(CLI::Range(0.0, 1.0));
       sub.add_option("--top-k", o->top_k, "Top-k sampling (0 = off)")->check(CLI::NonNegativeNumber);
