@@ -1,7 +1,10 @@
 #pragma once
 // Atomic file writes: the content goes to a temporary file in the same directory, is flushed
 // with fsync, then renamed over the target, so a reader (or a killed writer) never sees a
-// partial file. Records and baselines are written only through these functions.
+// partial file. Records and baselines are written only through these functions. The temporary
+// file has no name while it is written (O_TMPFILE, Linux 3.11+), so a writer killed even by
+// SIGKILL leaves nothing behind; it is named only for the rename (a SIGTERM then removes it,
+// common/termination.hpp). File systems without O_TMPFILE get a named temporary file.
 #include <filesystem>
 #include <string_view>
 

@@ -8,8 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "common/error.hpp"
+#include "common/termination.hpp"
 
 extern char** environ;
 
@@ -74,14 +76,27 @@ ProcessResult run_process_with(const std::vector<std::string>& argv, const Proce
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
   }
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.empty() ? environ : envp.data());
-  posix_spawn_file_actions_destroy(&fa);
   ProcessResult result;
+  if (const int sig = termination::requested(); sig != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    result.err = argv[0] + ": not started, this process is stopping on signal " + std::to_string(sig);
+    return result;
+  }
+  // The child leads its own process group, so a SIGTERM to this process reaches the whole tree
+  // under it (make -> ninja -> the compilers; valgrind -> its program): common/termination.hpp.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), envp.empty() ? environ : envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     result.err = argv[0] + ": " + std::strerror(rc);
     return result;
   }
+  const termination::ChildGroup group(pid);
   out.close_end(1);
   err.close_end(1);
   pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};

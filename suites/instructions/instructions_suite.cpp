@@ -11,6 +11,7 @@
 
 #include "common/process.hpp"
 #include "common/sha256.hpp"
+#include "common/temp_dir.hpp"
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
 #include "suites/engine_target.hpp"
 #include "suites/error.hpp"
@@ -54,26 +55,6 @@ std::string cpuinfo_field(const std::string& key) {
   }
   return {};
 }
-
-// A temporary directory for the dump files, removed with its contents on scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "atlas-callgrind-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw SuiteError("instructions suite: cannot create " + tmpl);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 std::string tail(const std::string& s, std::size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
 
@@ -147,7 +128,7 @@ records::SuiteResult run_instructions_suite(Target& target, const SuiteOptions& 
     if (ec) throw SuiteError("instructions suite: cannot resolve /proc/self/exe: " + ec.message());
   }
 
-  TempDir dir;
+  const TempDir dir("atlas-callgrind-");
   const std::string out_file = (dir.path() / "callgrind.out").string();
   std::vector<std::string> argv = {cfg.valgrind, "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no", "--cache-sim=yes",
                                    std::string("--I1=") + kSimI1, std::string("--D1=") + kSimD1,

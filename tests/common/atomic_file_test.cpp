@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -56,4 +57,29 @@ TEST_CASE("a writer killed mid-write leaves the old file whole and no partial ta
   // Either the old content or a complete new payload, never a prefix.
   const bool whole = now == "old-content" || (now.size() == (64u << 20) && now.find_first_not_of('x') == std::string::npos);
   CHECK(whole);
+  // And no temporary file: it has no name while it is written (O_TMPFILE).
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  CHECK(names == std::vector<std::string>{"baseline.json"});
+}
+
+TEST_CASE("write_file_atomic_new killed by SIGKILL mid-write leaves only whole records, no temporary file") {
+  // A killed `records merge` once left a 300 MB temp file beside the store.
+  const auto dir = atlas::test::scratch_dir("atomic_new_kill");
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const std::string big(64 << 20, 'x');
+    for (int i = 0;; ++i) atlas::write_file_atomic_new(dir / ("r" + std::to_string(i) + ".json"), big);
+  }
+  ::usleep(150 * 1000);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    CAPTURE(name);
+    CHECK(name.front() != '.');  // ".r3.json.tmp.<pid>.<n>" before O_TMPFILE
+    CHECK(std::filesystem::file_size(e.path()) == (64u << 20));
+  }
 }

@@ -1,5 +1,5 @@
 // atlas-bench: the CLI entry point. Exit codes: 0 pass, 1 regression, 2 inconclusive,
-// 3 usage or input error.
+// 3 usage or input error; 130 / 143 stopped by SIGINT / SIGTERM (common/termination.hpp).
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/exit_code.hpp"
+#include "common/termination.hpp"
 #include "tools/atlas-bench/command.hpp"
 
 namespace atlas::cli {
@@ -83,6 +84,9 @@ int main(int argc, char** argv) {
     app.exit(e);
     return atlas::to_int(atlas::ExitCode::input_error);
   }
+  // SIGINT / SIGTERM / SIGHUP stop the child processes (the merge-base compile, callgrind, the
+  // timed gate's sides), remove temporary folders and exit 128 + the signal.
+  atlas::termination::install();
   try {
     for (std::size_t i = 0; i < subs.size(); ++i) {
       if (subs[i]->parsed()) return actions[i]();
