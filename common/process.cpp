@@ -71,7 +71,12 @@ ProcessResult run_process_with(const std::vector<std::string>& argv, const Proce
   args.push_back(nullptr);
   std::vector<std::string> env_strings;
   std::vector<char*> envp;
-  if (!o.env_overrides.empty()) {
+  if (o.clear_env) {
+    for (const auto& [k, v] : o.env_overrides)
+      if (!v.empty()) env_strings.push_back(k + "=" + v);
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+  } else if (!o.env_overrides.empty()) {
     env_strings = environment_with(o.env_overrides);
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);

@@ -19,6 +19,7 @@ struct ProcessResult {
 struct ProcessOptions {
   std::filesystem::path cwd;                          ///< empty: this process's
   std::map<std::string, std::string> env_overrides;   ///< set on top of this environment; an empty value unsets
+  bool clear_env = false;                             ///< true: the child's environment is env_overrides alone
   int tick_ms = -1;                                   ///< > 0: call on_tick at least this often while it runs
   std::function<void(int pid)> on_tick;               ///< while the child runs (its output still open)
   /// Once the child has exited and before it is reaped: its /proc/<pid> entries are still there.

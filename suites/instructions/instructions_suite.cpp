@@ -130,10 +130,18 @@ records::SuiteResult run_instructions_suite(Target& target, const SuiteOptions& 
 
   const TempDir dir("atlas-callgrind-");
   const std::string out_file = (dir.path() / "callgrind.out").string();
+  // What the counts must not depend on, pinned (the gate compares a merge-base build in its cache
+  // folder with this build, in one job): the probe starts from a symlink of the same path length
+  // whichever binary it is, with a fixed environment, so argv and the environment put the stack
+  // at the same place and alignment-dependent string and copy loops take the same paths.
+  const fs::path probe = dir.path() / "probe";
+  std::error_code link_ec;
+  fs::create_symlink(fs::absolute(exe), probe, link_ec);
+  if (link_ec) throw SuiteError("instructions suite: cannot link " + probe.string() + " to " + exe + ": " + link_ec.message());
   std::vector<std::string> argv = {cfg.valgrind, "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no", "--cache-sim=yes",
                                    std::string("--I1=") + kSimI1, std::string("--D1=") + kSimD1,
                                    std::string("--LL=") + kSimLL, "--callgrind-out-file=" + out_file,
-                                   exe, "instruction-probe",
+                                   probe.string(), "instruction-probe",
                                    "--model", json_string(eo, "model"),
                                    "--prompt-tokens", std::to_string(cfg.prompt_tokens),
                                    "--decode-tokens", std::to_string(cfg.decode_tokens),
@@ -147,7 +155,11 @@ records::SuiteResult run_instructions_suite(Target& target, const SuiteOptions& 
   }
   Progress& progress = options.progress_or_null();
   progress.begin("instructions", 1);
-  const ProcessResult run = run_process(argv, {});
+  ProcessOptions pinned;
+  pinned.clear_env = true;
+  pinned.env_overrides = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"LC_ALL", "C"}};
+  if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) pinned.env_overrides["TMPDIR"] = tmp;
+  const ProcessResult run = run_process_with(argv, pinned);
   progress.step("prefill + decode under callgrind");
   if (run.exit_status != 0) {
     throw SuiteError("instructions suite: the probe under valgrind failed (exit " + std::to_string(run.exit_status) +
