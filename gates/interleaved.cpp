@@ -57,16 +57,14 @@ TimedVerdict classify(const TimedMetric& m, const records::PairedVerdict& v, int
   t.paired = v;
   const bool too_much_load = rounds_run > 0 && disturbed > s.max_disturbed_share * rounds_run;
   const std::string load_text = std::to_string(disturbed) + " of " + std::to_string(rounds_run) +
-                                " rounds were disturbed by load (a side waited for a CPU more than " +
-                                pct(s.max_wait_share) + " of its run)";
+                                " rounds were disturbed by load (a side waited for a CPU more than " + pct(s.max_wait_share) +
+                                " of its run, or the sides' waits differed by more than " + pct(s.max_wait_gap) + ")";
   if (v.status == records::PairedStatus::regression) {
-    if (too_much_load) {
-      t.status = TimedStatus::load;
-      t.why = "inconclusive: load: " + load_text + ", and a regression measured under load is not trusted; " + v.why;
-    } else {
-      t.status = TimedStatus::regression;
-      t.why = v.why;
-    }
+    // Judged on the rounds both sides were given their CPU alike: disturbed rounds are out of
+    // the data, so however many there were, they cannot have made this regression.
+    t.status = TimedStatus::regression;
+    t.why = v.why;
+    if (disturbed > 0) t.why += " (" + std::to_string(disturbed) + " disturbed rounds not judged)";
   } else if (v.rules_out_regression) {
     t.status = TimedStatus::pass;
     // The gate asks one question (is head worse by the tolerance?), so its reason must read as
@@ -79,7 +77,7 @@ TimedVerdict classify(const TimedMetric& m, const records::PairedVerdict& v, int
             pct(m.tolerance) + "); " + rest;
   } else if (too_much_load) {
     t.status = TimedStatus::load;
-    t.why = "inconclusive: load: " + load_text + "; " + v.why;
+    t.why = "inconclusive: load: " + load_text + ", so only " + std::to_string(v.rounds) + " rounds were judged within the time budget; " + v.why;
   } else if (std::isfinite(v.mde) && v.mde > m.tolerance) {
     t.status = TimedStatus::noisy;
     t.why = "not gated: noise " + pct(v.mde) + " > tolerance " + pct(m.tolerance) + " (minimum detectable effect at " +
@@ -166,7 +164,8 @@ InterleavedOutcome run_interleaved(const InterleavedSettings& s, const RunSide& 
     log.head_wall_s = runs[1].wall_s;
     log.base_wait_share = wait_share(runs[0]);
     log.head_wait_share = wait_share(runs[1]);
-    log.disturbed = std::max(log.base_wait_share, log.head_wait_share) > s.max_wait_share;
+    log.disturbed = std::max(log.base_wait_share, log.head_wait_share) > s.max_wait_share ||
+                    std::abs(log.base_wait_share - log.head_wait_share) > s.max_wait_gap;
     if (log.disturbed) {
       ++out.disturbed_rounds;
       log.why = "base waited " + pct(log.base_wait_share) + ", head " + pct(log.head_wait_share) + " of its run";

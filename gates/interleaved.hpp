@@ -6,11 +6,15 @@
 // starts each side's atlas-bench binary as a subprocess; tests pass synthetic records) does.
 //
 // Load during a round: a side whose process waited for a CPU (run-queue wait) or lost the CPU to
-// the hypervisor (steal) for more than `max_wait_share` of its wall time disturbed its round.
-// Disturbed rounds are not judged (nvbench drops throttled samples the same way) and are
-// counted; when more than `max_disturbed_share` of the rounds were disturbed no timed regression
-// is trusted (inconclusive, never a regression), and a metric left undecided after disturbed
-// rounds says load, not noise, was the reason.
+// the hypervisor (steal) for more than `max_wait_share` of its wall time, or two sides whose
+// wait shares differ by more than `max_wait_gap`, disturbed their round. Only the paired rounds
+// in which both sides were given their CPU alike are judged: a wait w stretches a side's wall
+// time by about w, so the round's log-ratio moves by about the gap of the two waits, which the
+// pairing does not cancel (the same wait on both sides it does). Disturbed rounds are counted,
+// never judged (nvbench drops throttled samples the same way) and never end the run: the time
+// budget goes on waiting for rounds that were given their CPU. A metric still undecided at the
+// end with more than `max_disturbed_share` of the rounds disturbed says load, not noise, was the
+// reason (inconclusive: load).
 #include <functional>
 #include <map>
 #include <optional>
@@ -49,7 +53,8 @@ struct InterleavedSettings {
   std::vector<TimedMetric> metrics;
   records::PairedSettings paired;
   double max_wait_share = 0.05;       ///< run-queue wait or steal above this share of wall time: round disturbed
-  double max_disturbed_share = 0.25;  ///< more disturbed rounds than this: no timed regression is trusted
+  double max_wait_gap = 0.03;         ///< the sides' wait shares differ by more than this: round disturbed
+  double max_disturbed_share = 0.25;  ///< undecided with more disturbed rounds than this: status load
 };
 
 struct RoundLog {

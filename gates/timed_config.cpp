@@ -11,7 +11,7 @@ TimedJudgementConfig parse_timed_config(const FieldReader& r, const nlohmann::js
   if (!j.is_object()) r.fail(p, "expected an object", j);
   const std::set<std::string> known = {"suite_config", "suites",     "metrics",    "threads",
                                        "looks",        "max_rounds", "time_cap_s", "confidence",
-                                       "power",        "max_wait_share", "max_disturbed_share"};
+                                       "power",        "max_wait_share", "max_wait_gap", "max_disturbed_share"};
   for (const auto& [key, value] : j.items()) {
     if (key == "min_rounds")
       r.fail(FieldReader::child(p, key),
@@ -69,6 +69,8 @@ TimedJudgementConfig parse_timed_config(const FieldReader& r, const nlohmann::js
   c.max_wait_share = r.optional_number(j, p, "max_wait_share").value_or(c.max_wait_share);
   if (!(c.max_wait_share > 0 && c.max_wait_share < 1))
     r.fail(FieldReader::child(p, "max_wait_share"), "must be in (0, 1)", c.max_wait_share);
+  c.max_wait_gap = r.optional_number(j, p, "max_wait_gap").value_or(c.max_wait_gap);
+  if (!(c.max_wait_gap > 0 && c.max_wait_gap < 1)) r.fail(FieldReader::child(p, "max_wait_gap"), "must be in (0, 1)", c.max_wait_gap);
   c.max_disturbed_share = r.optional_number(j, p, "max_disturbed_share").value_or(c.max_disturbed_share);
   if (!(c.max_disturbed_share >= 0 && c.max_disturbed_share < 1))
     r.fail(FieldReader::child(p, "max_disturbed_share"), "must be in [0, 1)", c.max_disturbed_share);
@@ -84,7 +86,7 @@ nlohmann::json to_json(const TimedJudgementConfig& c) {
           {"looks", c.looks},               {"max_rounds", c.max_rounds},
           {"time_cap_s", c.time_cap_s},     {"confidence", c.paired.confidence},
           {"power", c.paired.power},        {"max_wait_share", c.max_wait_share},
-          {"max_disturbed_share", c.max_disturbed_share}};
+          {"max_wait_gap", c.max_wait_gap}, {"max_disturbed_share", c.max_disturbed_share}};
 }
 
 InterleavedSettings interleaved_settings(const TimedJudgementConfig& c) {
@@ -92,13 +94,13 @@ InterleavedSettings interleaved_settings(const TimedJudgementConfig& c) {
   s.metrics = c.metrics;
   s.paired = c.paired;
   s.max_wait_share = c.max_wait_share;
+  s.max_wait_gap = c.max_wait_gap;
   s.max_disturbed_share = c.max_disturbed_share;
   return s;
 }
 
 records::GroupSequential stopping_rule(const TimedJudgementConfig& c) {
-  return records::GroupSequential(records::Question::regression, c.looks, c.max_rounds, c.time_cap_s,
-                                  c.paired.confidence, c.max_disturbed_share);
+  return records::GroupSequential(records::Question::regression, c.looks, c.max_rounds, c.time_cap_s, c.paired.confidence);
 }
 
 }  // namespace atlas::gates

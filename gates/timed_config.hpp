@@ -26,8 +26,9 @@ struct TimedJudgementConfig {
   int max_rounds = 80;                       ///< rounds run, disturbed ones included (default: the last look)
   double time_cap_s = 120;                   ///< for the interleaved rounds (the merge-base build is extra)
   records::PairedSettings paired;
-  double max_wait_share = 0.05;
-  double max_disturbed_share = 0.25;
+  double max_wait_share = 0.05;  ///< a side that waited for a CPU more than this share of its run: round disturbed
+  double max_wait_gap = 0.03;    ///< the two sides' wait shares differ by more than this: round disturbed
+  double max_disturbed_share = 0.25;  ///< an undecided metric with more rounds disturbed than this: "inconclusive: load"
 };
 
 /// Parses the section at `path` of a gate config; throws GateError naming the field and value.

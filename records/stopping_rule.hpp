@@ -80,15 +80,15 @@ class DecidedOrCap final : public StoppingRule {
 /// whatever the data, for K looks at any times fixed in advance. Caps end the run early with a
 /// final look that spends the α the skipped looks would have spent (1 − (α − looks_made·α/K)):
 /// rounds run (disturbed ones included) reaching `max_rounds_run`, another pair passing
-/// `time_cap_s`, or, from the first look's size on, more than `max_disturbed_share` of the rounds
-/// disturbed by load. Between looks nothing is judged; after a look that is not final the run stops
+/// `time_cap_s`. Disturbed rounds never end the run: they are not judged, and the time budget
+/// goes on rounds that were given their CPU (the caller's judged count, RoundState::rounds, is
+/// what reaches the looks). Between looks nothing is judged; after a look that is not final the run stops
 /// when every metric is decided, or (the gate's question) as soon as one metric is a regression. Unlike DecidedOrCap it never stops because the A/A noise seen so
 /// far looks too large: an estimate from a few rounds is itself noisy, and stopping on it was why
 /// 5 of 40 planted 5% slowdowns were left undecided at 8 rounds (2026-12-01).
 class GroupSequential final : public StoppingRule {
  public:
-  GroupSequential(Question q, std::vector<int> looks, int max_rounds_run, double time_cap_s, double confidence,
-                  double max_disturbed_share = 1.0);
+  GroupSequential(Question q, std::vector<int> looks, int max_rounds_run, double time_cap_s, double confidence);
   std::optional<Look> look(const RoundState& s, double fallback_confidence) const override;
   std::optional<std::string> should_stop(const RoundState& s) const override;
   double closing_confidence(const RoundState& s, double fallback_confidence) const override;
@@ -103,7 +103,6 @@ class GroupSequential final : public StoppingRule {
   int max_rounds_run_;
   double time_cap_s_;
   double alpha_;
-  double max_disturbed_share_;
 };
 
 /// Checks a look schedule: strictly increasing, the first at least the fewest rounds in which the

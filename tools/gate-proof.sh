@@ -6,24 +6,29 @@
 # single-threaded CPU burners beside it, and prints a table of exit codes with the targets
 # (exit 1 <= 2.5% and exit 2 <= 10% unchanged; exit 1 >= 95% planted).
 #
-#   tools/gate-proof.sh [-n RUNS_PER_KIND] [-p PERCENT] [-d DELAY_US] [-l BURNERS] [-o OUT_DIR]
+#   tools/gate-proof.sh [-n RUNS_PER_KIND] [-p PERCENT] [-d DELAY_US] [-l BURNERS] [-m JOBS] [-o OUT_DIR]
 #                       [-b ATLAS_BENCH] [-- extra gate args]
 #   tools/gate-proof.sh -s OUT_DIR      # the table of the runs so far (a proof stopped early)
 #
 # -p: the planted slowdown as a percent of decode time per token (default 5): the delay is
 #     calibrated from the base side's us_per_token in the first unchanged run; -d overrides it.
 # -l: start this many `sha256sum /dev/zero` burners (one core each) for the whole proof.
+# -m: a neighbour job doing real compile work for the whole proof: `cmake --build -j JOBS` of
+#     this checkout's own tree (a CPU-only build folder in OUT_DIR, ccache off, cleaned and
+#     rebuilt in a loop), pinned with taskset to the last JOBS cores (-m 1 on 2 cores: core 1).
+#     Its configure runs before the first gate run. After the table, the replayed error rates
+#     (`atlas-bench gate-resample`, 5000 replays per kind) on the rounds the proof recorded.
 # Each run's line goes to OUT_DIR/runs.tsv (kind, exit, wall s, rounds, change %, MDE %, verdict,
 # load average); the table goes to stdout and OUT_DIR/summary.txt. Run from the checkout root
 # after `make build`; the first run builds the merge-base (cached, its time on its own line).
 set -euo pipefail
 
-runs=40 percent=5 delay="" burners=0 out="" bench="build/tools/atlas-bench" summary_only=""
-while getopts "n:p:d:l:o:b:s:" opt; do
+runs=40 percent=5 delay="" burners=0 neighbour_jobs=0 out="" bench="build/tools/atlas-bench" summary_only=""
+while getopts "n:p:d:l:m:o:b:s:" opt; do
   case $opt in
-    n) runs=$OPTARG ;; p) percent=$OPTARG ;; d) delay=$OPTARG ;; l) burners=$OPTARG ;;
+    n) runs=$OPTARG ;; p) percent=$OPTARG ;; d) delay=$OPTARG ;; l) burners=$OPTARG ;; m) neighbour_jobs=$OPTARG ;;
     o) out=$OPTARG ;; b) bench=$OPTARG ;; s) summary_only=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 3 ;;
+    *) sed -n '2,25p' "$0"; exit 3 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -81,12 +86,25 @@ tsv="$out/runs.tsv"
 printf 'kind\texit\twall_s\trounds\tchange_pct\tmde_pct\tverdict\tload1\tdelay_us\n' > "$tsv"
 
 burner_pids=()
-cleanup() { for p in "${burner_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+cleanup() {
+  # The neighbour loop runs in its own process group (setsid): stop the whole group (its compilers).
+  for p in "${burner_pids[@]}"; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done
+}
 trap cleanup EXIT
 for ((i = 0; i < burners; i++)); do
   sha256sum /dev/zero >/dev/null 2>&1 &
   burner_pids+=($!)
 done
+if [ "$neighbour_jobs" -gt 0 ]; then
+  nb="$out/neighbour-build"
+  last=$(($(nproc) - 1)) first=$(($(nproc) - neighbour_jobs))
+  [ "$first" -ge 0 ] || first=0
+  cores="$first-$last"
+  echo "gate-proof: neighbour: cmake --build -j $neighbour_jobs of this tree (ccache off) in a loop, pinned to cores $cores; configuring $nb"
+  cmake -S . -B "$nb" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATLAS_CUDA=OFF -DBUILD_TESTING=OFF >"$out/neighbour.log" 2>&1
+  setsid bash -c "while :; do CCACHE_DISABLE=1 taskset -c $cores cmake --build '$nb' -j $neighbour_jobs --target atlas_engine atlas_records atlas_gates >>'$out/neighbour.log' 2>&1; cmake --build '$nb' --target clean >/dev/null 2>&1; echo \"\$(date -u +%T) neighbour build cycle done\" >>'$out/neighbour-cycles.txt'; done" &
+  burner_pids+=($!)
+fi
 
 # Reads the newest record in the store: rounds, us_per_token change %, MDE %, verdict.
 summary_of_last_record() {
@@ -131,10 +149,15 @@ one_run() {  # kind delay -> appends a line, echoes the exit code
   s=$(summary_of_last_record)
   printf '%s\t%d\t%.1f\t%s\t%s\t%s\n' "$kind" "$rc" "$(echo "$t1 - $t0" | bc)" "$(echo "$s" | cut -f1-4)" "$load" "$d" >> "$tsv"
   grep -h "^merge-base build" "$out/last-$kind.out" | head -1 >> "$out/build-lines.txt" || true
+  if [ "$kind" = unchanged ]; then  # the A/A runs' records feed the resampled error rates
+    mkdir -p "$out/aa-records"
+    newest=$(find "$store" -name '*.json' -newermt "@${t0%.*}" -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -1 | cut -d' ' -f2-)
+    [ -n "$newest" ] && cp "$newest" "$out/aa-records/" || true
+  fi
   echo "$rc"
 }
 
-echo "gate-proof: $runs runs per kind, planted ${delay:-$percent% of decode time} per token, $burners burner(s) beside, $(nproc) cores, $(date -u +%FT%TZ)"
+echo "gate-proof: $runs runs per kind, planted ${delay:-$percent% of decode time} per token, $burners burner(s) and a make -j$neighbour_jobs neighbour beside (0: none), $(nproc) cores, $(date -u +%FT%TZ)"
 for ((i = 1; i <= runs; i++)); do
   rc=$(one_run unchanged 0)
   if [ -z "$delay" ]; then
@@ -151,4 +174,8 @@ for ((i = 1; i <= runs; i++)); do
 done
 
 summarize "$tsv" | tee "$out/summary.txt"
+echo "neighbour build cycles completed: $(wc -l <"$out/neighbour-cycles.txt" 2>/dev/null || echo 0)" | tee -a "$out/summary.txt"
+# The rule's error rates from thousands of replays on the rounds recorded here (the unchanged
+# runs' rounds: A/A by construction; the planted runs' head values carry the delay).
+"$bench" gate-resample --runs 5000 --planted-pct "$percent" "$out/aa-records" 2>&1 | tee -a "$out/summary.txt" || true
 echo "runs: $tsv"
