@@ -10,6 +10,7 @@
 #include "common/build_paths.hpp"
 #include "common/exit_code.hpp"
 #include "gates/baseline.hpp"
+#include "gates/counted_vs_base.hpp"
 #include "gates/config.hpp"
 #include "gates/error.hpp"
 #include "gates/markdown_printer.hpp"
@@ -18,6 +19,7 @@
 #include "gates/unstored_timed.hpp"
 #include "records/provenance.hpp"
 #include "records/store.hpp"
+#include "runs/counted_base.hpp"
 
 namespace atlas::runs {
 namespace {
@@ -59,6 +61,11 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   if (!stored_timed)
     hidden_timed = std::erase_if(judged_baseline.metrics,
                                  [](const auto& kv) { return kv.second.kind == records::MetricKind::timed; });
+  // Counted CPU cost is judged where it is comparable: the merge-base counted on this CPU in this
+  // job (below). The stored counts are a record, compared only where this CPU made them.
+  const bool counted_here = !o.timed_only && c.engine.backend == "cpu" &&
+                            std::find(cfg.suites.begin(), cfg.suites.end(), kCountedSuite) != cfg.suites.end();
+  if (counted_here) judged_baseline = without_suite(judged_baseline);
 
   JudgedRun judged;
   if (!o.timed_only) {
@@ -74,6 +81,19 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   }
   const MergeBaseReport merge_base =
       check_merge_base(c.baselines_dir, o.target_branch.empty() ? cfg.target_branch : o.target_branch);
+  // The merge-base binary, found or built once for both judgements against it.
+  const bool timed_here = cfg.timed.enabled && !o.no_timed;
+  BaseBinary base;
+  if (counted_here || timed_here) {
+    base = resolve_base_binary({o.timed.base_bin, o.timed.base_cache_dir, o.timed.build_jobs}, merge_base);
+    if (!base.build_line.empty()) std::cerr << base.build_line << "\n";
+  }
+  std::vector<std::string> counted_notes;
+  CountedBaseReport counted;
+  if (counted_here) {
+    counted = judge_counted_vs_base(cfg, judged.outcome.record, base, ctx.data_dir, c.engine.model);
+    counted_notes = merge_counted_verdicts(judged.outcome, counted, baseline ? &*baseline : nullptr, cfg);
+  }
   // Without stored timed values the box's quietness cannot change an exact verdict.
   GateDecision decision = decide(judged.outcome, merge_base.ok(), stored_timed ? judged.quiet.quiet : true, c.allow_noisy);
   if (o.timed_only) decision = GateDecision{merge_base.ok() ? Overall::pass : Overall::regression, {}};
@@ -85,7 +105,7 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
     topts.backend = c.engine.backend;
     topts.data_dir = ctx.data_dir;
     topts.inject_decode_delay_us = c.engine.inject_decode_delay_us;
-    timed = run_timed_gate(cfg, topts, merge_base);
+    timed = run_timed_gate(cfg, topts, base, /*skip_aa=*/!o.timed_only);
   } else {
     timed.skipped_reason = cfg.timed.enabled ? "--no-timed" : "the gate config has no \"timed\" section";
   }
@@ -128,10 +148,21 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   record.verdicts["stored_timed_gated"] = stored_timed;
   record.verdicts["baseline_file"] = baseline_file.string();
   record.verdicts["merge_base"] = to_json(merge_base);
+  if (counted_here) record.verdicts["counted_vs_merge_base"] = to_json(counted);
   record.verdicts["gate_config"] = to_json(cfg);
-  const fs::path record_file = records::write_to_store(record, c.store);
+  // The record is written after the judgement and its failure (a full disk) must not hide the
+  // verdict: it is printed either way, and the failed write makes the exit 3 (the run's evidence
+  // is lost) after the table.
+  fs::path record_file;
+  std::string record_error;
+  try {
+    record_file = records::write_to_store(record, c.store);
+  } catch (const std::exception& e) {
+    record_error = e.what();
+    record_file = "(not written: " + record_error + ")";
+  }
 
-  if (!judged_anything) {
+  if (!judged_anything && record_error.empty()) {
     std::cerr << "atlas-bench: no baseline " << baseline_file.string() << " for machine class " << machine.machine_class
               << "; the record was written to " << record_file.string() << "; create the baseline with\n"
               << "  atlas-bench baseline init --gate " << cfg.gate << " --record " << record_file.string() << "\n";
@@ -142,6 +173,7 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   report.merge_base = merge_base;
   report.timed = timed;
   if (o.timed_only) report.notes.push_back("stored baseline: not judged (--timed-only)");
+  for (const auto& n : counted_notes) report.notes.push_back(n);
   if (hidden_timed > 0)
     report.notes.push_back("stored baseline: " + std::to_string(hidden_timed) + " timed values not gated on " +
                            machine.machine_class + " (not a quiet machine class in the gate config); timed metrics "
@@ -150,8 +182,17 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   if (!o.summary_md.empty()) {
     std::ostringstream md;
     MarkdownPrinter{}.print(report, md);
-    write_file_atomic(o.summary_md, md.str());
+    try {
+      write_file_atomic(o.summary_md, md.str());
+    } catch (const std::exception& e) {
+      record_error += (record_error.empty() ? "" : "; ") + std::string("the summary ") + o.summary_md + ": " + e.what();
+    }
   }
+  if (!record_error.empty()) {
+    out << "result above: " << to_string(decision.overall) << ", but not recorded: " << record_error << " (exit 3)\n";
+    return to_int(ExitCode::input_error);
+  }
+  if (!judged_anything) return to_int(ExitCode::input_error);
   return to_int(exit_code(decision.overall));
 }
 

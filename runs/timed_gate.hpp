@@ -8,7 +8,7 @@
 #include <string>
 
 #include "gates/config.hpp"
-#include "gates/merge_base_check.hpp"
+#include "runs/base_binary.hpp"
 #include "gates/timed_report.hpp"
 
 namespace atlas::runs {
@@ -23,10 +23,13 @@ struct TimedGateOptions {
   int build_jobs = 0;
 };
 
-/// Runs the timed judgement of `cfg.timed` (which must be enabled). `merge_base` gives the base
-/// commit when no --base-bin is given; a missing merge-base or a failed build makes the report
-/// "not judged" with skipped_is_failure set. Prints progress to stderr.
-gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateOptions& o,
-                                  const gates::MergeBaseReport& merge_base);
+/// Runs the timed judgement of `cfg.timed` (which must be enabled) against `base`
+/// (resolve_base_binary); a base without a binary makes the report "not judged" with
+/// skipped_is_failure set. `skip_aa`: when the base is this very binary (the merge-base is HEAD
+/// with no tracked change) and no delay is planted, nothing changed to time: not judged, not a
+/// failure (gate-proof's --timed-only runs the A/A on purpose and passes false). Prints progress
+/// to stderr.
+gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateOptions& o, const BaseBinary& base,
+                                  bool skip_aa = false);
 
 }  // namespace atlas::runs

@@ -92,6 +92,16 @@ TEST_CASE("run_pr_gate: not judged without a baseline (exit 3), pass against its
   CAPTURE(key);
   CHECK(runs::run_pr_gate(o, ctx, out) == to_int(ExitCode::regression));
   CHECK(out.str().find(key.substr(key.find('/') + 1)) != std::string::npos);
+
+  // A record that cannot be written (a full disk; here a store under a plain file) no longer
+  // hides the verdict: the table and the result are printed, then exit 3 for the lost record.
+  write_file_atomic(dir / "not-a-folder", "x");
+  runs::PrGateOptions unwritable = o;
+  unwritable.common.store = (dir / "not-a-folder" / "store").string();
+  out.str("");
+  CHECK(runs::run_pr_gate(unwritable, ctx, out) == to_int(ExitCode::input_error));
+  CHECK(out.str().find(key.substr(key.find('/') + 1)) != std::string::npos);  // the verdict table
+  CHECK(out.str().find("result above: regression, but not recorded: ") != std::string::npos);
 }
 
 TEST_CASE("run_pr_gate: --timed-only on a config without a timed section is a GateError before anything runs") {
