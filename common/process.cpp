@@ -101,7 +101,7 @@ ProcessResult run_process_with(const std::vector<std::string>& argv, const Proce
     result.err = argv[0] + ": " + std::strerror(rc);
     return result;
   }
-  const termination::ChildGroup group(pid);
+  termination::ChildGroup group(pid);
   out.close_end(1);
   err.close_end(1);
   pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
@@ -136,6 +136,10 @@ ProcessResult run_process_with(const std::vector<std::string>& argv, const Proce
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  group.release();
+  // A child stopped by our own SIGINT / SIGTERM: this thread must not go on to the next step
+  // (or exit with its own code) while the watcher cleans up and exits 128 + signal.
+  termination::park_if_requested();
   result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }

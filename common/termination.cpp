@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -99,10 +100,16 @@ void install() {
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESETHAND;  // a second signal takes the default action: kills at once
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+    std::atexit(park_if_requested);
   });
 }
 
 int requested() { return g_signal.load(); }
+
+void park_if_requested() {
+  if (g_signal.load() == 0 || g_pipe[0] < 0) return;  // nothing asked, or nothing installed to finish the job
+  for (;;) ::pause();
+}
 
 ChildGroup::ChildGroup(pid_t pgid) {
   for (int i = 0; i < kSlots; ++i) {
@@ -116,8 +123,11 @@ ChildGroup::ChildGroup(pid_t pgid) {
   if (const int sig = g_signal.load(); sig != 0) ::kill(-pgid, sig);
 }
 
-ChildGroup::~ChildGroup() {
+ChildGroup::~ChildGroup() { release(); }
+
+void ChildGroup::release() {
   if (slot_ >= 0) g_groups[static_cast<std::size_t>(slot_)].store(0);
+  slot_ = -1;
 }
 
 TempPath::TempPath(std::filesystem::path path) : path_(std::move(path)) {

@@ -22,6 +22,13 @@ void install();
 /// 0, or the signal that asked this process to stop.
 int requested();
 
+/// When a stop was asked for, blocks the calling thread for good (the watcher thread exits the
+/// process once the children are stopped and the temporary paths removed); returns at once
+/// otherwise. Called where a thread would go on after a child it waited for was stopped by the
+/// signal (run_process_with), and at exit(), so the program cannot finish with its own exit
+/// code (or start the next step) before the cleanup.
+void park_if_requested();
+
 /// A child process group (the child's pid, the child made its own group leader) that gets the
 /// signal on termination. RAII: registered for its lifetime. At most 64 live at once; more are
 /// not registered (the 65th compile would then outlive a SIGTERM, nothing worse).
@@ -31,6 +38,8 @@ class ChildGroup {
   ~ChildGroup();
   ChildGroup(const ChildGroup&) = delete;
   ChildGroup& operator=(const ChildGroup&) = delete;
+  /// Unregisters now (the child was reaped).
+  void release();
 
  private:
   int slot_ = -1;
