@@ -5,17 +5,12 @@
 #include <iostream>
 
 #include "gates/base_build.hpp"
+#include "runs/side_run.hpp"
 
 namespace atlas::runs {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string fmt_s(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
-  return buf;
-}
 
 }  // namespace
 
@@ -63,7 +58,7 @@ BaseBinary resolve_base_binary(const BaseBinaryOptions& o, const gates::MergeBas
             << req.cache_dir.string() << " (cached per commit)\n";
   const gates::BaseBuild built = gates::build_base(req);
   b.build_line = "merge-base build: " + merge_base.base_commit.substr(0, 12) + " " +
-                 (built.cached ? "reused from the cache" : built.error.empty() ? "built (ccache)" : "FAILED") + " in " + fmt_s(built.seconds) +
+                 (built.cached ? "reused from the cache" : built.error.empty() ? "built (ccache)" : "FAILED") + " in " + seconds_text(built.seconds) +
                  " (not part of any judgement's time)";
   if (!built.pruned.empty())
     b.build_line += "; removed " + std::to_string(built.pruned.size()) + " older merge-base build" + (built.pruned.size() == 1 ? "" : "s") +

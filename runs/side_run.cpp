@@ -1,8 +1,15 @@
 #include "runs/side_run.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 namespace atlas::runs {
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
 
 std::string record_path_from(const std::string& out) {
   std::istringstream in(out);

@@ -10,6 +10,9 @@
 
 namespace atlas::runs {
 
+/// "12.3 s": a duration for progress and build lines.
+std::string seconds_text(double s);
+
 /// The record path a `run` prints ("record: <path>"), "" when none.
 std::string record_path_from(const std::string& run_stdout);
 

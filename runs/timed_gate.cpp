@@ -19,12 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fmt_s(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
-  return buf;
-}
-
 }  // namespace
 
 gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateOptions& o, const BaseBinary& base,
@@ -80,7 +74,7 @@ gates::TimedReport run_timed_gate(const gates::GateConfig& cfg, const TimedGateO
     }
     std::error_code ec;
     fs::remove_all(store, ec);
-    if (tty) std::cerr << "\rtimed: round " << round + 1 << " " << gates::to_string(side) << " " << fmt_s(p.wall_s) << "   " << std::flush;
+    if (tty) std::cerr << "\rtimed: round " << round + 1 << " " << gates::to_string(side) << " " << seconds_text(p.wall_s) << "   " << std::flush;
     return r;
   };
   const records::GroupSequential stop = gates::stopping_rule(cfg.timed);
