@@ -37,7 +37,7 @@ std::string gate_config(const std::string& suite_config, const std::string& look
     "suites": ["decode-anatomy"],
     "metrics": {"decode-anatomy/us_per_token": 0.05},
     "looks": )" + looks + R"(, "time_cap_s": 300,
-    "max_wait_share": 0.95, "max_disturbed_share": 0.9
+    "max_wait_share": 0.95, "max_wait_gap": 0.95, "max_disturbed_share": 0.9
   }
 })";
 }
