@@ -3,7 +3,7 @@
 // parser sees them. nlohmann::json parses iteratively but dump() and comparisons recurse once per
 // level, so a 100,000-deep body ("[[[[...") overflows the stack of whatever prints it: one
 // request could kill atlas-serve, one streamed event the benchmark client. Readers of outside
-// JSON reject text deeper than a limit first (issue 16).
+// JSON reject text deeper than a limit first.
 #include <cstddef>
 #include <string_view>
 

@@ -221,7 +221,7 @@ ssize_t DeadlineStream::read(char* ptr, size_t size) {
     return -1;
   }
   // httplib 0.11.4 applies payload_max_length to Content-Length only: a chunked body, or a
-  // POST read until EOF, grew req.body without bound (issue 16). Count the body's bytes here.
+  // POST read until EOF, grew req.body without bound. Count the body's bytes here.
   if (phase_ == Phase::body && body_limit_ != 0 && phase_bytes_ >= body_limit_) {
     body_overflow_ = true;
     return -1;

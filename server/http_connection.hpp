@@ -1,6 +1,6 @@
 #pragma once
 // How atlas-serve holds client connections, so that slow or hostile clients cannot starve the
-// others (issue 16). cpp-httplib (Debian's 0.11.4) gives every connection a thread until it
+// others. cpp-httplib (Debian's 0.11.4) gives every connection a thread until it
 // closes, and its only limit is a per-read idle timeout: a client that sends its headers one
 // byte every few seconds held a thread for hours, and 65 stalled clients starved /health on
 // the 64 threads atlas-serve had. Two changes, both behind httplib's public or protected API:

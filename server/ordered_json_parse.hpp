@@ -1,5 +1,5 @@
 #pragma once
-// Parsing untrusted JSON into nlohmann::ordered_json in linear time (issue 16).
+// Parsing untrusted JSON into nlohmann::ordered_json in linear time.
 //
 // nlohmann's own parser inserts every object member through ordered_map::operator[], which
 // searches the members so far one by one for a duplicate: an object of n members costs n^2/2

@@ -113,7 +113,7 @@ void Server::install_routes() {
   // Connections: a thread each, on demand, up to connections.max_connections, and a deadline per
   // request phase (http_connection.hpp). The former fixed pool of 64 threads with httplib's
   // 60 s per-read timeout was starved by 65 slow clients; a client dripping its headers a byte
-  // at a time held its thread for hours (issue 16).
+  // at a time held its thread for hours.
 
   // Every request passes these checks after httplib parsed its headers and before it reads any
   // body byte, in this order: framing (RFC 9112, http_framing.hpp), Host and Origin
@@ -121,7 +121,7 @@ void Server::install_routes() {
   // length and type. A refused request is answered and its connection closed with a lingering
   // close: its body was not read, and must not be taken for the next request. Content-Length is
   // judged here because httplib, for a length over the limit, reads and discards that many bytes
-  // before answering 413, and for one that never arrives waits read_timeout (issue 16).
+  // before answering 413, and for one that never arrives waits read_timeout.
   svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     auto refuse = [&](const ApiError& e) {
       ++n_bad_;
@@ -159,7 +159,7 @@ void Server::install_routes() {
     }
     if (body_method && !fc.framing.chunked && !fc.framing.content_length) {
       // httplib reads a POST (PUT, PATCH, DELETE) body without Content-Length or chunked
-      // Transfer-Encoding until EOF: answer 411 at once instead (issue 16).
+      // Transfer-Encoding until EOF: answer 411 at once instead.
       return refuse(ApiError{411, "invalid_request_error",
                              "a " + req.method + " request needs a Content-Length header or Transfer-Encoding: chunked (body limit " +
                                  std::to_string(opts_.max_body_bytes) + " bytes)",
