@@ -1,6 +1,6 @@
 #pragma once
 // atlas-serve's limits on how long a client may take to send a request and how many
-// connections are served at once (server/http_connection.hpp applies them; issue 16).
+// connections are served at once (server/http_connection.hpp applies them).
 #include <cstddef>
 
 namespace atlas::server {

@@ -44,7 +44,7 @@ long long int_of(double d, int line);
 /// Bounds on one value a render builds, counted through every level (the evaluator's per-value
 /// check sees only the top level: `[a, a]` repeated 64 times doubled a value with two items into
 /// 2^64 elements, and `a = [a]` repeated nested it 100,000 deep for the recursive printers;
-/// found replaying public reports, issue 16). The evaluator uses the same sizes: 2^18 elements,
+/// found replaying public reports). The evaluator uses the same sizes: 2^18 elements,
 /// 16 MiB of text; 512 levels (requests may nest 256).
 inline constexpr std::size_t kMaxValueElements = 1u << 18;  // 262,144: a 2,000-turn conversation holds ~2 x 10^4
 inline constexpr std::size_t kMaxValueText = 16u << 20;
