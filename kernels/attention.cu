@@ -21,7 +21,7 @@ constexpr int kDecodeThreads = 256;
 /// One warp: optional per-head RMSNorm (Qwen3 q_norm/k_norm), then RoPE, of the d values at
 /// `src`; calls out(i, value) for every element.
 template <typename W, typename Out>
-__device__ __forceinline__ void prep_head(const float* src, const W* norm, float eps, int d, int pos,
+__device__ __forceinline__ void prep_head(const float* src, const float* norm, float eps, int d, int pos,
                                           float base, bool interleaved, int rope_dim, Out&& out) {
   const int lane = threadIdx.x & 31;
   float inv = 1.0f;
@@ -31,7 +31,7 @@ __device__ __forceinline__ void prep_head(const float* src, const W* norm, float
     ss = dev::warp_sum(ss);
     inv = rsqrtf(ss / static_cast<float>(d) + eps);
   }
-  auto val = [&](int i) { return norm != nullptr ? dev::to_f32(norm[i]) * (src[i] * inv) : src[i]; };
+  auto val = [&](int i) { return norm != nullptr ? norm[i] * (src[i] * inv) : src[i]; };
   const int rot = rope_dim > 0 && rope_dim < d ? rope_dim : d;
   dev::rope_pairs(rot, pos, base, interleaved, [&](int a, int b, float c, float s) {
     const float xa = val(a), xb = val(b);
@@ -127,13 +127,13 @@ attention_decode_kernel(DecodeAttentionArgs a) {
   // q of the group's heads (norm + RoPE), and for the block that owns `pos`, the new K/V.
   for (int j = warp; j < G; j += nwarps) {
     const int h = g * G + j;
-    prep_head<W>(a.qkv + h * d, static_cast<const W*>(a.prep.q_norm), a.prep.eps, d, pos, a.prep.rope_base,
+    prep_head<W>(a.qkv + h * d, a.prep.q_norm, a.prep.eps, d, pos, a.prep.rope_base,
                  a.prep.rope_interleaved, a.prep.rope_dim, [&](int i, float v) { qs[j * d + i] = v * scale; });
   }
   if (pos >= t0 && pos < t1) {
     if (warp == 0) {
       W* kd = kc + static_cast<size_t>(pos) * d;
-      prep_head<W>(a.qkv + q_dim + g * d, static_cast<const W*>(a.prep.k_norm), a.prep.eps, d, pos,
+      prep_head<W>(a.qkv + q_dim + g * d, a.prep.k_norm, a.prep.eps, d, pos,
                    a.prep.rope_base, a.prep.rope_interleaved, a.prep.rope_dim, [&](int i, float v) { kd[i] = dev::from_f32<W>(v); });
     } else if (warp == 1 % nwarps) {
       W* vd = vc + static_cast<size_t>(pos) * d;
@@ -349,12 +349,12 @@ __global__ void rope_prefill_kernel(RopePrefillArgs a) {
   const int lane = threadIdx.x & 31;
   if (slot < H) {
     W* q = static_cast<W*>(a.q_out) + (static_cast<size_t>(slot) * a.n_tokens + i) * d;
-    prep_head<W>(row + slot * d, static_cast<const W*>(a.prep.q_norm), a.prep.eps, d, pos, a.prep.rope_base,
+    prep_head<W>(row + slot * d, a.prep.q_norm, a.prep.eps, d, pos, a.prep.rope_base,
                  a.prep.rope_interleaved, a.prep.rope_dim, [&](int e, float v) { q[e] = dev::from_f32<W>(v); });
   } else if (slot < H + KV) {
     const int g = slot - H;
     W* k = static_cast<W*>(a.k_cache) + (static_cast<size_t>(g) * a.max_seq + pos) * d;
-    prep_head<W>(row + H * d + g * d, static_cast<const W*>(a.prep.k_norm), a.prep.eps, d, pos,
+    prep_head<W>(row + H * d + g * d, a.prep.k_norm, a.prep.eps, d, pos,
                  a.prep.rope_base, a.prep.rope_interleaved, a.prep.rope_dim, [&](int e, float v) { k[e] = dev::from_f32<W>(v); });
   } else {
     const int g = slot - H - KV;

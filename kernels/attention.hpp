@@ -27,8 +27,8 @@ namespace atlas::kernels {
 /// Where q, k and v of one token sit in the projected vector and how they are normalised/rotated.
 struct HeadPrep {
   int n_heads = 0, n_kv_heads = 0, head_dim = 0;
-  const void* q_norm = nullptr;  ///< weight type [head_dim] or null (no qk-norm)
-  const void* k_norm = nullptr;
+  const float* q_norm = nullptr;  ///< float32 [head_dim] or null (no qk-norm)
+  const float* k_norm = nullptr;
   float eps = 1e-6f;
   float rope_base = 10000.0f;
   bool rope_interleaved = true;  ///< pairs (2i,2i+1); false: (i, i+d/2)

@@ -186,8 +186,13 @@ __global__ void __launch_bounds__(kThreads) attention_decode_cluster_kernel(Deco
   }
   const bool q_norm = a.prep.q_norm != nullptr, k_norm = a.prep.k_norm != nullptr;
   float qg[V], kgain[V];
-  if (q_norm) dev::unpack<W>(*reinterpret_cast<const uint4*>(static_cast<const W*>(a.prep.q_norm) + li * V), qg);
-  if (k_norm) dev::unpack<W>(*reinterpret_cast<const uint4*>(static_cast<const W*>(a.prep.k_norm) + li * V), kgain);
+  // float32 gains (kernels/attention.hpp): V of them per lane.
+  if (q_norm)
+#pragma unroll
+    for (int e = 0; e < V; ++e) qg[e] = a.prep.q_norm[li * V + e];
+  if (k_norm)
+#pragma unroll
+    for (int e = 0; e < V; ++e) kgain[e] = a.prep.k_norm[li * V + e];
   dev::pdl_wait();
 
   // This lane's slice of every query head of the block, normalised, rotated, scaled by

@@ -36,7 +36,7 @@ __global__ void embed_kernel(const W* __restrict__ table, int ld, int dim, const
 }
 
 template <typename W>
-__global__ void rmsnorm_rows_kernel(const float* __restrict__ x, const W* __restrict__ g, float eps, int dim,
+__global__ void rmsnorm_rows_kernel(const float* __restrict__ x, const float* __restrict__ g, float eps, int dim,
                                     W* __restrict__ out, int ld) {
   __shared__ float scratch[32];
   const float* xr = x + static_cast<size_t>(blockIdx.x) * dim;
@@ -46,7 +46,7 @@ __global__ void rmsnorm_rows_kernel(const float* __restrict__ x, const W* __rest
   ss = dev::block_sum(ss, scratch);
   const float inv = rsqrtf(ss / static_cast<float>(dim) + eps);
   for (int i = threadIdx.x; i < ld; i += blockDim.x)
-    o[i] = dev::from_f32<W>(i < dim ? dev::to_f32(g[i]) * (xr[i] * inv) : 0.0f);
+    o[i] = dev::from_f32<W>(i < dim ? g[i] * (xr[i] * inv) : 0.0f);
 }
 
 template <typename W>
@@ -220,13 +220,13 @@ void embed_rows(DType wtype, const void* table, int ld, int dim, const int* toke
   launch_embed(wtype, table, ld, dim, tokens, n, x, RopeTable{}, s);
 }
 
-void rmsnorm_rows(DType wtype, const float* x, const void* g, float eps, int n, int dim, void* out, int ld,
+void rmsnorm_rows(DType wtype, const float* x, const float* g, float eps, int n, int dim, void* out, int ld,
                   cudaStream_t s) {
   if (wtype == DType::bf16)
-    rmsnorm_rows_kernel<<<n, 256, 0, s>>>(x, static_cast<const __nv_bfloat16*>(g), eps, dim,
+    rmsnorm_rows_kernel<<<n, 256, 0, s>>>(x, g, eps, dim,
                                           static_cast<__nv_bfloat16*>(out), ld);
   else
-    rmsnorm_rows_kernel<<<n, 256, 0, s>>>(x, static_cast<const float*>(g), eps, dim, static_cast<float*>(out), ld);
+    rmsnorm_rows_kernel<<<n, 256, 0, s>>>(x, g, eps, dim, static_cast<float*>(out), ld);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 

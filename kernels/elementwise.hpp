@@ -31,7 +31,7 @@ void embed_rows(DType wtype, const void* table, int ld, int dim, const int* toke
 
 /// out[i][:dim] = g * x[i] * rsqrt(mean(x[i]^2) + eps), weight type, row stride ld (padding zero).
 /// x float32 [n][dim]. RMSNorm: Zhang & Sennrich 2019; llama2.c rmsnorm().
-void rmsnorm_rows(DType wtype, const float* x, const void* g, float eps, int n, int dim, void* out, int ld,
+void rmsnorm_rows(DType wtype, const float* x, const float* g, float eps, int n, int dim, void* out, int ld,
                   cudaStream_t s);
 
 /// gu (weight type) [n][2*hidden] with (gate_i, up_i) interleaved -> out[i][j] = silu(gate) * up,

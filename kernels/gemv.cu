@@ -31,15 +31,10 @@ constexpr int kWarps = 8;        // 256 threads
 constexpr int kRowsPerWarp = 2;
 constexpr int kUnroll = 8;       // 16-byte vectors per row in flight per lane
 
-/// Four consecutive elements of T at p (aligned to 4 elements) as floats.
+/// Four consecutive floats at p (16-byte aligned).
 __device__ __forceinline__ void load4(const float* p, float* o) {
   const float4 v = *reinterpret_cast<const float4*>(p);
   o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
-}
-__device__ __forceinline__ void load4(const __nv_bfloat16* p, float* o) {
-  const uint2 v = *reinterpret_cast<const uint2*>(p);
-  o[0] = __uint_as_float(v.x << 16); o[1] = __uint_as_float(v.x & 0xffff0000u);
-  o[2] = __uint_as_float(v.y << 16); o[3] = __uint_as_float(v.y & 0xffff0000u);
 }
 
 /// dst[0, nvec) (shared) = src[0, nvec) (global), all threads of the block: each thread issues
@@ -71,7 +66,7 @@ constexpr int kNormChunks = 4;  // 4-element chunks of x per thread held in regi
 /// PDL wait), rather than one load per loop iteration as a plain strided loop compiles to; rows
 /// that do not fit take the loop.
 template <typename W>
-__device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, const W* __restrict__ norm, int k, int ld,
+__device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, const float* __restrict__ norm, int k, int ld,
                                                  float eps, W* xs, float* scratch) {
   const int t = threadIdx.x, nt = blockDim.x;
   const bool batched = k % 4 == 0 && k <= kNormChunks * 4 * nt;
@@ -106,7 +101,7 @@ __device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, co
     ss = dev::block_sum(ss, scratch);
     const float inv = rsqrtf(ss / static_cast<float>(k) + eps);
     for (int i = t; i < ld; i += nt)
-      xs[i] = i < k ? dev::from_f32<W>(dev::to_f32(norm[i]) * (x[i] * inv)) : dev::from_f32<W>(0.0f);
+      xs[i] = i < k ? dev::from_f32<W>(norm[i] * (x[i] * inv)) : dev::from_f32<W>(0.0f);
   }
   __syncthreads();
 }
@@ -117,7 +112,7 @@ __device__ __forceinline__ void rmsnorm_prologue(const float* __restrict__ x, co
 /// shared memory (at least ld elements of W when staged). Every thread of the block must call it
 /// (block reductions and barriers inside).
 template <typename W, GemvInput In>
-__device__ __forceinline__ const uint4* gemv_input(const void* __restrict__ xin, const W* __restrict__ norm, int k,
+__device__ __forceinline__ const uint4* gemv_input(const void* __restrict__ xin, const float* __restrict__ norm, int k,
                                                    int ld, float eps, int nvec, int stage_x, unsigned char* smem,
                                                    float* scratch) {
   if constexpr (In == GemvInput::rmsnorm) {
@@ -176,7 +171,7 @@ __device__ __forceinline__ void finish_pair(float (&acc)[kRowsPerWarp], float (&
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-            const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x, int /*early_items*/) {
+            const float* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x, int /*early_items*/) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -275,7 +270,7 @@ constexpr size_t kRingBytes = static_cast<size_t>(kWarps) * kStages * kRowsPerWa
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
-                  const W* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x, int early_items) {
+                  const float* __restrict__ norm, float eps, void* __restrict__ yout, int stage_x, int early_items) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float scratch[32];
   __shared__ float red[kWarps][kRowsPerWarp];
@@ -496,7 +491,7 @@ void launch(const GemvArgs& a, cudaStream_t s) {
                    occupancy, sm_count(), static_cast<double>(pairs) / blocks);
   }
   launch_pdl(kernel, dim3(blocks), dim3(kWarps * 32), smem, s, static_cast<const W*>(a.w), a.rows, a.k, a.ld, a.x,
-             static_cast<const W*>(a.norm), a.eps, a.y,
+             a.norm, a.eps, a.y,
              In == GemvInput::plain && stage_plain_x(static_cast<size_t>(a.ld) * sizeof(W)) ? 1 : 0,
              prologue_items_knob());
 }

@@ -29,15 +29,16 @@ struct GemvArgs {
   int ld = 0;               ///< padded_ld(k)
   GemvInput input = GemvInput::plain;
   const void* x = nullptr;  ///< float32 [k] (rmsnorm) or weight type [ld] (plain)
-  const void* norm = nullptr;  ///< weight type [k], rmsnorm only
+  const float* norm = nullptr;  ///< float32 [k], rmsnorm only (gains stay float32: 1 + w of a
+                                ///< zero-centred norm is not representable in bf16)
   float eps = 1e-5f;
   GemvOutput output = GemvOutput::store;
   void* y = nullptr;        ///< float32 [rows] (store/add) or weight type [rows/2] (swiglu)
 };
 
 /// Enqueues the product on `stream`. One launch; no allocation; capture-safe. Alignment: w and
-/// a plain x 16 bytes (ld is a multiple of 8); an rmsnorm x 16 bytes and norm 8 (bf16) or 16
-/// (f32) bytes (the prologue loads 4-element vectors). Throws KernelError for ld % 8 != 0,
+/// a plain x 16 bytes (ld is a multiple of 8); an rmsnorm x and norm 16
+/// bytes (the prologue loads 4-element vectors). Throws KernelError for ld % 8 != 0,
 /// ld < k, or an odd row count with swiglu.
 void gemv(const GemvArgs& a, cudaStream_t stream);
 

@@ -51,10 +51,6 @@ void Uploader::rows(const Weight& src, int rows, int cols, void* dst, int ld, in
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void Uploader::vec(const Weight& src, int n, void* dst, const char* what) {
-  rows(src, 1, n, dst, padded_ld(n), padded_ld(n), what);
-}
-
 void Uploader::f32(const Weight& src, std::size_t n, float* dst, const char* what) {
   if (src.size() != n)
     throw EngineError(std::string("cuda upload: tensor ") + what + " has " + std::to_string(src.size()) +
@@ -93,7 +89,7 @@ void RandomFill::matrix(void* dst, int rows, int cols, int ld) {
   kernels::random_rows(wtype_, dst, rows, cols, ld, next(), std::sqrt(3.0f / cols), 0.0f, nullptr);
 }
 
-void RandomFill::gain(void* dst, int n) { kernels::random_rows(wtype_, dst, 1, n, padded_ld(n), next(), 0.1f, 1.0f, nullptr); }
+void RandomFill::gain(float* dst, int n) { kernels::random_rows(DType::f32, dst, 1, n, padded_ld(n), next(), 0.1f, 1.0f, nullptr); }
 
 void RandomFill::f32(float* dst, int n, float scale, float offset) {
   kernels::random_rows(DType::f32, dst, 1, n, padded_ld(n), next(), scale, offset, nullptr);

@@ -22,8 +22,6 @@ class Uploader {
   kernels::DType wtype() const { return wtype_; }
   /// src [rows][cols] -> dst rows of `pitch` elements (zero padding up to ld). Throws EngineError naming `what` when src has the wrong number of values.
   void rows(const Weight& src, int rows, int cols, void* dst, int ld, int pitch, const char* what);
-  /// A vector of n weight-type values (row stride padded_ld(n)).
-  void vec(const Weight& src, int n, void* dst, const char* what);
   /// float32 values (small per-channel tensors the kernels read in float32).
   void f32(const Weight& src, std::size_t n, float* dst, const char* what);
   /// Rows `row_order[i]` of src [src_rows][cols] to dst row i (a reordering at load, e.g. the
@@ -46,8 +44,8 @@ class RandomFill {
   RandomFill(kernels::DType wtype, std::uint64_t seed) : wtype_(wtype), seed_(seed) {}
   /// A [rows][cols] matrix of the weight type, row stride ld.
   void matrix(void* dst, int rows, int cols, int ld);
-  /// A norm gain of the weight type (1 +- 0.1).
-  void gain(void* dst, int n);
+  /// A norm gain, float32 (1 +- 0.1): gains stay float32 on the device (kernels/gemv.hpp).
+  void gain(float* dst, int n);
   /// float32 values: offset + scale * u, u uniform in [-1, 1).
   void f32(float* dst, int n, float scale, float offset);
 

@@ -328,6 +328,15 @@ TEST_CASE("qwen3-next-tiny bf16 CUDA matches Hugging Face transformers (Qwen3Nex
   const auto gaps = ref["min_router_gaps"].get<std::vector<double>>();
   const auto step_logits = ref["step_logits"].get<std::vector<std::vector<float>>>();
   REQUIRE(step_logits.size() == tokens.size());
+  // transformers' own bfloat16 run against its float32 logits: the yardstick for a bf16 engine.
+  REQUIRE_MESSAGE(ref.contains("hf_bf16_rel_l2"), "reference.json in " << dir << " has no hf_bf16_rel_l2 (an older script)");
+  std::vector<double> hf_bf16 = ref["hf_bf16_rel_l2"].get<std::vector<double>>();
+  REQUIRE(hf_bf16.size() == tokens.size());
+  const double hf_bf16_prompt = hf_bf16[0];
+  std::sort(hf_bf16.begin(), hf_bf16.end());
+  const double hf_bf16_median = hf_bf16[hf_bf16.size() / 2], hf_bf16_max = hf_bf16.back();
+  MESSAGE("transformers bf16 (" << ref.value("hf_bf16_device", std::string("?")) << ") vs its float32: relative L2 prompt "
+          << hf_bf16_prompt << ", median " << hf_bf16_median << ", max " << hf_bf16_max);
   auto rel_l2 = [](std::span<const float> got, const std::vector<float>& want) {
     double num = 0, den = 0;
     for (std::size_t i = 0; i < want.size(); ++i) {
@@ -365,13 +374,14 @@ TEST_CASE("qwen3-next-tiny bf16 CUDA matches Hugging Face transformers (Qwen3Nex
     if (fp32) {
       CHECK(worst <= 1e-4);  // the same function as HF: only float32 rounding apart (measured 1.4e-6)
     } else {
-      // The bf16 path's precision as measured on the H200 (2026-12-02: prompt 0.065, median 0.021,
-      // max 0.100), bounded so that a loss of precision fails. It is above the 1e-2 the dense
-      // models reach (0.0083): the hybrid rounds more activations to bf16 (the GDN core output,
-      // the MoE input and expert hidden states) and its zero-centred norm gains (1 + w) in bf16;
-      // docs/PERF.md says what is left to do.
-      CHECK(median <= 3e-2);
-      CHECK(worst <= 0.15);
+      // bf16: the median step within the 1e-2 the dense models reach (0.0083); the prompt and the
+      // worst step no further from float32 than transformers' own bfloat16 run (10% slack for
+      // its version). Measured on the H200, 2026-12-02: ours 0.029 / 0.0062 / 0.087 (prompt,
+      // median, max), transformers bf16 0.030 / 0.026 / 0.101. With the norm gains in bf16 ours
+      // was 0.065 / 0.021 / 0.100: 1 + w of a zero-centred norm is not representable in bf16.
+      CHECK(median <= 1e-2);
+      CHECK(rel[0] <= std::max(1e-2, 1.1 * hf_bf16_prompt));
+      CHECK(worst <= std::max(1e-2, 1.1 * hf_bf16_max));
     }
     CHECK(decided >= static_cast<int>(tokens.size()) / 2);
   }

@@ -54,13 +54,13 @@ TEST_CASE("bf16 GEMV at 8B shapes: RMSNorm prologue with residual-add / SwiGLU e
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < k; ++c) w[static_cast<std::size_t>(r) * ld + c] = round_bf16(u(rng) / std::sqrt(k));
     for (auto& v : x) v = u(rng) * 3.0f;
-    for (int c = 0; c < k; ++c) g[c] = round_bf16(1.0f + 0.2f * u(rng));
+    for (int c = 0; c < k; ++c) g[c] = 1.0f + 0.2f * u(rng);  // float32, not bf16-representable
     for (auto& v : y0) v = u(rng);
-    auto wb = to_bf16_bits(w), gb = to_bf16_bits(g);
-    Dev<std::uint16_t> dw(wb.size()), dg(gb.size()), dh(rows / 2);
-    Dev<float> dx(k), dy(rows);
+    auto wb = to_bf16_bits(w);
+    Dev<std::uint16_t> dw(wb.size()), dh(rows / 2);
+    Dev<float> dx(k), dy(rows), dg(g.size());  // the gain is float32 (kernels/gemv.hpp)
     ATLAS_CUDA_CHECK(cudaMemcpy(dw.p, wb.data(), wb.size() * 2, cudaMemcpyHostToDevice));
-    ATLAS_CUDA_CHECK(cudaMemcpy(dg.p, gb.data(), gb.size() * 2, cudaMemcpyHostToDevice));
+    ATLAS_CUDA_CHECK(cudaMemcpy(dg.p, g.data(), g.size() * 4, cudaMemcpyHostToDevice));
     ATLAS_CUDA_CHECK(cudaMemcpy(dx.p, x.data(), k * 4, cudaMemcpyHostToDevice));
     ATLAS_CUDA_CHECK(cudaMemcpy(dy.p, y0.data(), rows * 4, cudaMemcpyHostToDevice));
     gemv_prepare(ld);
@@ -144,7 +144,8 @@ void check_decode_attention(const AttnShape& sh, AttnKernel which) {
   auto cast = [&](float v) { return bf ? round_bf16(v) : v; };
   const std::size_t cache_n = static_cast<std::size_t>(KV) * max_seq * d;
   Dev<float> dqkv((H + 2 * KV) * d), po(KV * 32 * G * d), pml(KV * 32 * G * 2);
-  Dev<std::uint8_t> dk(cache_n * es), dv(cache_n * es), dout(H * d * es), qn(d * es), kn(d * es);
+  Dev<std::uint8_t> dk(cache_n * es), dv(cache_n * es), dout(H * d * es);
+  Dev<float> qn(d), kn(d);  // q/k-norm gains: float32 (kernels/attention.hpp)
   Dev<int> tickets(KV), dpos(1), tok(1);
   Dev<float> emb(8), ex(8), rope(d);
   ATLAS_CUDA_CHECK(cudaMemset(tickets.p, 0, sizeof(int) * KV));
@@ -167,10 +168,10 @@ void check_decode_attention(const AttnShape& sh, AttnKernel which) {
   };
   restore_cache();
   std::vector<float> qnorm(d), knorm(d);
-  for (auto& v : qnorm) v = cast(1.0f + 0.1f * u(rng));
-  for (auto& v : knorm) v = cast(1.0f + 0.1f * u(rng));
-  upload(qn.p, qnorm);
-  upload(kn.p, knorm);
+  for (auto& v : qnorm) v = 1.0f + 0.1f * u(rng);
+  for (auto& v : knorm) v = 1.0f + 0.1f * u(rng);
+  ATLAS_CUDA_CHECK(cudaMemcpy(qn.p, qnorm.data(), d * 4, cudaMemcpyHostToDevice));
+  ATLAS_CUDA_CHECK(cudaMemcpy(kn.p, knorm.data(), d * 4, cudaMemcpyHostToDevice));
   attention_decode_prepare(sh.wtype, G, d, 512);
   const double base = 1e6;
   for (int pos : {0, 1, 31, 63, 300, 2047, 4999}) {

@@ -7,7 +7,8 @@ loads it with transformers' Qwen3NextForCausalLM in float32 on the CPU (the bf16
 exactly; no TF32), and writes DIR/reference.json: the last-position logits of a fixed prompt and
 NEW_TOKENS greedy tokens, each step's top-2 logit margin and the smallest gap between the k-th
 and (k+1)-th router probability of any moe layer at that step, and every step's logits (torch.topk promises no order on
-ties, so the C++ test skips steps whose routing is that close).
+ties, so the C++ test skips steps whose routing is that close); and, as the yardstick for a bf16
+engine, the relative L2 of transformers' own bfloat16 logits against those float32 ones.
 
     python3 tests/gpu/hf_qwen3_next_reference.py DIR
 
@@ -67,11 +68,26 @@ def main():
             ids.append(tok)
     for h in handles:
         h.remove()
+    # The yardstick for a bf16 implementation: transformers itself in bfloat16 (on the GPU when
+    # there is one), teacher-forced on the same tokens, against its float32 logits above. A bf16
+    # engine cannot be expected closer to float32 than the reference's own bf16 run.
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    bf = model.to(device=device, dtype=torch.bfloat16)
+    bf16_rel = []
+    with torch.no_grad():
+        seq = list(PROMPT)
+        for step in range(NEW_TOKENS):
+            out = bf(torch.tensor([seq], device=device)).logits[0, -1].float().cpu()
+            want = torch.tensor(step_logits[step])
+            bf16_rel.append(float(torch.linalg.vector_norm(out - want) / torch.linalg.vector_norm(want)))
+            seq.append(tokens[step])
     with open(os.path.join(path, "reference.json"), "w") as f:
         json.dump({"prompt_ids": PROMPT, "last_logits": logits0, "greedy_tokens": tokens, "top2_margins": margins,
-                   "min_router_gaps": route_gaps, "step_logits": step_logits, "transformers_dtype": "float32 on bf16 weights"}, f)
+                   "min_router_gaps": route_gaps, "step_logits": step_logits, "transformers_dtype": "float32 on bf16 weights",
+                   "hf_bf16_rel_l2": bf16_rel, "hf_bf16_device": device}, f)
     print(f"saved {path}/reference.json; hooks on {len(handles)} routers; first tokens {tokens[:8]}; "
-          f"min margin {min(margins):.4g}; min router gap {min(route_gaps):.3g}")
+          f"min margin {min(margins):.4g}; min router gap {min(route_gaps):.3g}; transformers bf16 ({device}) vs float32: "
+          f"relative L2 prompt {bf16_rel[0]:.4g}, median {sorted(bf16_rel)[len(bf16_rel) // 2]:.4g}, max {max(bf16_rel):.4g}")
 
 
 if __name__ == "__main__":

@@ -43,12 +43,12 @@ class AttentionBlock final : public DeviceBlock {
 
   void layout(Arenas& a) override {
     const std::size_t start = a.weights.used();
-    attn_norm_ = take(a.weights, wt_, padded_ld(c_.dim));
+    attn_norm_ = take<float>(a.weights, padded_ld(c_.dim));
     wqkv_ = take(a.weights, wt_, static_cast<std::size_t>(qkv_rows_) * ld_dim_);
     wo_ = take(a.weights, wt_, static_cast<std::size_t>(c_.dim) * ld_q_);
     if (c_.qk_norm) {  // as the CPU backend: q/k RMSNorm when the config says so
-      q_norm_ = take(a.weights, wt_, padded_ld(c_.head_dim));
-      k_norm_ = take(a.weights, wt_, padded_ld(c_.head_dim));
+      q_norm_ = take<float>(a.weights, padded_ld(c_.head_dim));
+      k_norm_ = take<float>(a.weights, padded_ld(c_.head_dim));
     }
     weight_bytes_ = a.weights.used() - start;
     const std::size_t kv = static_cast<std::size_t>(c_.n_kv_heads) * max_seq_ * c_.head_dim;
@@ -67,7 +67,7 @@ class AttentionBlock final : public DeviceBlock {
     const LayerWeights& l = mw.layers[static_cast<std::size_t>(layer_)];
     const std::size_t es = kernels::dtype_size(wt_);
     const std::string blk = "blk." + std::to_string(layer_) + ".";
-    up.vec(l.attn_norm, c_.dim, attn_norm_, (blk + "attn_norm").c_str());
+    up.f32(l.attn_norm, c_.dim, attn_norm_, (blk + "attn_norm").c_str());
     char* qkv = static_cast<char*>(wqkv_);
     const std::size_t row = static_cast<std::size_t>(ld_dim_) * es;
     if (!gated_) {
@@ -93,8 +93,8 @@ class AttentionBlock final : public DeviceBlock {
             (blk + "attn_v").c_str());
     up.rows(l.wo, c_.dim, c_.q_dim(), wo_, ld_q_, ld_q_, (blk + "attn_output").c_str());
     if (q_norm_) {
-      up.vec(l.q_norm, c_.head_dim, q_norm_, (blk + "attn_q_norm").c_str());
-      up.vec(l.k_norm, c_.head_dim, k_norm_, (blk + "attn_k_norm").c_str());
+      up.f32(l.q_norm, c_.head_dim, q_norm_, (blk + "attn_q_norm").c_str());
+      up.f32(l.k_norm, c_.head_dim, k_norm_, (blk + "attn_k_norm").c_str());
     }
   }
 
@@ -251,8 +251,8 @@ class AttentionBlock final : public DeviceBlock {
   std::size_t bytes_per_token(int kv_len) const override {
     const std::size_t es = kernels::dtype_size(wt_);
     // The matrices and norms (not the arena's alignment padding), then the K/V rows attended.
-    const std::size_t weights = (static_cast<std::size_t>(qkv_rows_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_q_ +
-                                 c_.dim + (q_norm_ || c_.qk_norm ? 2 * static_cast<std::size_t>(c_.head_dim) : 0)) * es;
+    const std::size_t weights = (static_cast<std::size_t>(qkv_rows_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_q_) * es +
+                                (c_.dim + (q_norm_ || c_.qk_norm ? 2 * static_cast<std::size_t>(c_.head_dim) : 0)) * sizeof(float);
     return weights + 2ull * c_.n_kv_heads * c_.head_dim * es * static_cast<std::size_t>(kv_len);
   }
   std::size_t weight_bytes() const override { return weight_bytes_; }
@@ -265,7 +265,8 @@ class AttentionBlock final : public DeviceBlock {
   int max_seq_ = 0;
   int ld_dim_ = 0, ld_q_ = 0, G_ = 1, qkv_rows_ = 0, rope_dim_ = 0;
   std::size_t weight_bytes_ = 0;
-  void *attn_norm_ = nullptr, *wqkv_ = nullptr, *wo_ = nullptr, *q_norm_ = nullptr, *k_norm_ = nullptr;
+  void *wqkv_ = nullptr, *wo_ = nullptr;
+  float *attn_norm_ = nullptr, *q_norm_ = nullptr, *k_norm_ = nullptr;  ///< gains, float32 (kernels/gemv.hpp)
   void *k_cache_ = nullptr, *v_cache_ = nullptr;  ///< [n_kv][max_seq][head_dim] each
   float* qkv_ = nullptr;   ///< [q | k | v (| gate)] float32
   void* attn_ = nullptr;   ///< weight type [ld_q]

@@ -40,7 +40,7 @@ class DeltaNetBlock final : public DeviceBlock {
 
   void layout(Arenas& a) override {
     const std::size_t start = a.weights.used();
-    attn_norm_ = take(a.weights, wt_, padded_ld(c_.dim));
+    attn_norm_ = take<float>(a.weights, padded_ld(c_.dim));
     w_in_ = take(a.weights, wt_, static_cast<std::size_t>(shape_.proj_dim()) * ld_dim_);
     conv_w_ = take<float>(a.weights, padded_ld(shape_.conv_dim() * shape_.conv_kernel));
     dt_bias_ = take<float>(a.weights, padded_ld(shape_.v_heads));
@@ -58,7 +58,7 @@ class DeltaNetBlock final : public DeviceBlock {
     const LayerWeights& l = mw.layers[static_cast<std::size_t>(layer_)];
     const DeltaNetWeights& g = l.gdn;
     const std::string blk = "blk." + std::to_string(layer_) + ".";
-    up.vec(l.attn_norm, c_.dim, attn_norm_, (blk + "attn_norm").c_str());
+    up.f32(l.attn_norm, c_.dim, attn_norm_, (blk + "attn_norm").c_str());
     // The checkpoint groups in_proj_qkvz rows by key head: [q (dk) | k (dk) | v (r dv) | z (r dv)],
     // and in_proj_ba by key head: [b (r) | a (r)]. The device keeps [q | k | v | z] of all heads,
     // then [b | a]: the conv reads its channels, and every kernel its heads, contiguously.
@@ -150,7 +150,8 @@ class DeltaNetBlock final : public DeviceBlock {
   kernels::GdnShape shape_;
   int ld_dim_ = 0, ld_value_ = 0;
   std::size_t conv_floats_ = 0, ssm_floats_ = 0, weight_bytes_ = 0;
-  void *attn_norm_ = nullptr, *w_in_ = nullptr, *w_out_ = nullptr;
+  void *w_in_ = nullptr, *w_out_ = nullptr;
+  float* attn_norm_ = nullptr;  ///< gain, float32
   float *conv_w_ = nullptr, *dt_bias_ = nullptr, *a_neg_ = nullptr, *norm_ = nullptr;
   float* state_ = nullptr;    ///< conv window, then the recurrent state
   float* proj_ = nullptr;     ///< [proj_dim]

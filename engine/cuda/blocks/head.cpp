@@ -12,7 +12,7 @@ DeviceHead::DeviceHead(const ModelConfig& c, kernels::DType wt) : c_(c), wt_(wt)
 void DeviceHead::layout(Arenas& a) {
   const std::size_t start = a.weights.used();
   tok_embd_ = take(a.weights, wt_, static_cast<std::size_t>(c_.vocab_size) * ld_dim_);
-  output_norm_ = take(a.weights, wt_, ld_dim_);
+  output_norm_ = take<float>(a.weights, ld_dim_);
   output_ = c_.tied_embeddings ? tok_embd_ : take(a.weights, wt_, static_cast<std::size_t>(c_.vocab_size) * ld_dim_);
   weight_bytes_ = a.weights.used() - start;
   logits_ = take<float>(a.workspace, c_.vocab_size);
@@ -22,7 +22,7 @@ void DeviceHead::layout(Arenas& a) {
 
 void DeviceHead::upload(const ModelWeights& w, Uploader& up) {
   up.rows(w.tok_embd, c_.vocab_size, c_.dim, tok_embd_, ld_dim_, ld_dim_, "token_embd");
-  up.vec(w.output_norm, c_.dim, output_norm_, "output_norm");
+  up.f32(w.output_norm, c_.dim, output_norm_, "output_norm");
   if (!c_.tied_embeddings) up.rows(w.output, c_.vocab_size, c_.dim, output_, ld_dim_, ld_dim_, "output");
 }
 
@@ -57,7 +57,8 @@ void DeviceHead::embed_rows(LaunchTape& tape, const int* tokens, int n, float* x
 
 std::size_t DeviceHead::bytes_per_token() const {
   const std::size_t es = kernels::dtype_size(wt_);
-  return (static_cast<std::size_t>(c_.vocab_size) * ld_dim_ + c_.dim) * es + static_cast<std::size_t>(c_.dim) * es;
+  // lm_head, the float32 final-norm gain, the embedding row.
+  return static_cast<std::size_t>(c_.vocab_size) * ld_dim_ * es + c_.dim * sizeof(float) + static_cast<std::size_t>(c_.dim) * es;
 }
 
 }  // namespace atlas::engine::cuda

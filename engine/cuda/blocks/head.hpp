@@ -37,7 +37,8 @@ class DeviceHead {
   kernels::DType wt_;
   int ld_dim_ = 0;
   std::size_t weight_bytes_ = 0;
-  void *tok_embd_ = nullptr, *output_norm_ = nullptr, *output_ = nullptr;
+  void *tok_embd_ = nullptr, *output_ = nullptr;
+  float* output_norm_ = nullptr;  ///< gain, float32
   float* logits_ = nullptr;    ///< [vocab]
   float* rope_cs_ = nullptr;   ///< [head_dim]
   void* argmax_scratch_ = nullptr;

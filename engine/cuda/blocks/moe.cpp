@@ -49,7 +49,7 @@ class MoeBlock final : public DeviceBlock {
 
   void layout(Arenas& a) override {
     const std::size_t start = a.weights.used();
-    ffn_norm_ = take(a.weights, wt_, ld_dim_);
+    ffn_norm_ = take<float>(a.weights, ld_dim_);
     router_ = take(a.weights, wt_, static_cast<std::size_t>(router_rows_) * ld_dim_);
     gate_up_ = take(a.weights, wt_, static_cast<std::size_t>(E_) * 2 * eh_ * ld_dim_);
     down_ = take(a.weights, wt_, static_cast<std::size_t>(E_) * c_.dim * ld_eh_);
@@ -78,7 +78,7 @@ class MoeBlock final : public DeviceBlock {
     const MoeWeights& m = l.moe;
     const std::string blk = "blk." + std::to_string(layer_) + ".";
     const std::size_t es = kernels::dtype_size(wt_);
-    up.vec(l.ffn_norm, c_.dim, ffn_norm_, (blk + "ffn_norm").c_str());
+    up.f32(l.ffn_norm, c_.dim, ffn_norm_, (blk + "ffn_norm").c_str());
     up.rows(m.router, E_, c_.dim, router_, ld_dim_, ld_dim_, (blk + "ffn_gate_inp").c_str());
     if (sh_ > 0)
       up.rows(m.shared_gate, 1, c_.dim, static_cast<char*>(router_) + static_cast<std::size_t>(E_) * ld_dim_ * es, ld_dim_,
@@ -170,7 +170,7 @@ class MoeBlock final : public DeviceBlock {
     const std::size_t es = kernels::dtype_size(wt_);
     const std::size_t per_expert = (2 * static_cast<std::size_t>(eh_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_eh_) * es;
     const std::size_t shared = (2 * static_cast<std::size_t>(sh_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_sh_) * es;
-    return (static_cast<std::size_t>(ld_dim_) * (1 + router_rows_)) * es + K_ * per_expert + shared;
+    return static_cast<std::size_t>(ld_dim_) * router_rows_ * es + ld_dim_ * sizeof(float) + K_ * per_expert + shared;
   }
   std::size_t weight_bytes() const override { return weight_bytes_; }
 
@@ -203,7 +203,8 @@ class MoeBlock final : public DeviceBlock {
   DType wt_;
   int E_ = 0, K_ = 0, eh_ = 0, sh_ = 0, ld_dim_ = 0, ld_eh_ = 0, ld_sh_ = 0, ld_h_ = 0, router_rows_ = 0;
   std::size_t weight_bytes_ = 0;
-  void *ffn_norm_ = nullptr, *router_ = nullptr, *gate_up_ = nullptr, *down_ = nullptr;
+  float* ffn_norm_ = nullptr;  ///< gain, float32
+  void *router_ = nullptr, *gate_up_ = nullptr, *down_ = nullptr;
   void *sh_gate_up_ = nullptr, *sh_down_ = nullptr;
   float* logits_ = nullptr;   ///< [n_experts (+ 1)]
   void* xn_ = nullptr;        ///< weight type [ld_dim]: RMSNorm(x) * ffn_norm

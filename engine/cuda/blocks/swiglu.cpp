@@ -25,7 +25,7 @@ class SwigluBlock final : public DeviceBlock {
 
   void layout(Arenas& a) override {
     const std::size_t start = a.weights.used();
-    ffn_norm_ = take(a.weights, wt_, padded_ld(c_.dim));
+    ffn_norm_ = take<float>(a.weights, padded_ld(c_.dim));
     wgu_ = take(a.weights, wt_, 2 * static_cast<std::size_t>(c_.hidden_dim) * ld_dim_);
     wdown_ = take(a.weights, wt_, static_cast<std::size_t>(c_.dim) * ld_hidden_);
     weight_bytes_ = a.weights.used() - start;
@@ -36,7 +36,7 @@ class SwigluBlock final : public DeviceBlock {
     const LayerWeights& l = mw.layers[static_cast<std::size_t>(layer_)];
     const std::string blk = "blk." + std::to_string(layer_) + ".";
     const std::size_t es = kernels::dtype_size(wt_);
-    up.vec(l.ffn_norm, c_.dim, ffn_norm_, (blk + "ffn_norm").c_str());
+    up.f32(l.ffn_norm, c_.dim, ffn_norm_, (blk + "ffn_norm").c_str());
     char* gu = static_cast<char*>(wgu_);
     up.rows(l.w_gate, c_.hidden_dim, c_.dim, gu, ld_dim_, 2 * ld_dim_, (blk + "ffn_gate").c_str());
     up.rows(l.w_up, c_.hidden_dim, c_.dim, gu + static_cast<std::size_t>(ld_dim_) * es, ld_dim_, 2 * ld_dim_,
@@ -83,8 +83,9 @@ class SwigluBlock final : public DeviceBlock {
   // ffn_norm runs in the gate/up GEMV's prologue.
   std::vector<Stage> stages() const override { return {Stage::ffn_norm, Stage::ffn_gate_up, Stage::ffn_down}; }
   std::size_t bytes_per_token(int) const override {
-    return (2 * static_cast<std::size_t>(c_.hidden_dim) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_hidden_ + c_.dim) *
-           kernels::dtype_size(wt_);
+    return (2 * static_cast<std::size_t>(c_.hidden_dim) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_hidden_) *
+               kernels::dtype_size(wt_) +
+           c_.dim * sizeof(float);  // the gain
   }
   std::size_t weight_bytes() const override { return weight_bytes_; }
 
@@ -94,7 +95,8 @@ class SwigluBlock final : public DeviceBlock {
   DType wt_;
   int ld_dim_ = 0, ld_hidden_ = 0;
   std::size_t weight_bytes_ = 0;
-  void *ffn_norm_ = nullptr, *wgu_ = nullptr, *wdown_ = nullptr;
+  float* ffn_norm_ = nullptr;  ///< gain, float32
+  void *wgu_ = nullptr, *wdown_ = nullptr;
   void* hb_ = nullptr;  ///< weight type [ld_hidden]
 };
 
