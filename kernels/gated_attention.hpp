@@ -9,5 +9,9 @@ namespace atlas::kernels {
 
 /// attn[i] (weight type) *= sigmoid(gate[i]) (float32), i < n. One launch.
 void attention_output_gate(DType wtype, void* attn, const float* gate, int n, cudaStream_t stream);
+/// The same for a prefill chunk: row t of attn (weight type, stride attn_ld) times sigmoid of
+/// row t of gate (float32, stride gate_ld), `width` elements per row. One launch.
+void attention_output_gate_rows(DType wtype, void* attn, int attn_ld, const float* gate, int gate_ld, int width,
+                                int n_rows, cudaStream_t stream);
 
 }  // namespace atlas::kernels

@@ -37,32 +37,40 @@ struct GdnShape {
 
 struct GdnConvArgs {
   GdnShape shape;
-  const float* proj = nullptr;  ///< [proj_dim]: channels [0, conv_dim) are the conv's input
+  const float* proj = nullptr;  ///< [n_tokens][proj_ld]: channels [0, conv_dim) are the conv's input
   const float* weight = nullptr;  ///< float32 [conv_dim][conv_kernel]; tap kernel-1 is the newest input
   float* state = nullptr;       ///< float32 [conv_dim][conv_kernel - 1], oldest first; advanced in place
-  float* out = nullptr;         ///< float32 [conv_dim] = silu(conv)
+  float* out = nullptr;         ///< float32 [n_tokens][out_ld] = silu(conv)
+  int n_tokens = 1;             ///< > 1: a prefill chunk, its tokens in order
+  int proj_ld = 0, out_ld = 0;  ///< row strides (floats) when n_tokens > 1
 };
-/// Causal depthwise conv1d + SiLU of one token, continuing from the rolling state. One launch.
+/// Causal depthwise conv1d + SiLU of n_tokens tokens in order (a thread per channel walks them:
+/// each token's arithmetic is the one-token step's), continuing from the rolling state. One launch.
 void gdn_conv_decode(const GdnConvArgs& a, cudaStream_t stream);
 
 struct GdnRecurrenceArgs {
   GdnShape shape;
   DType wtype = DType::bf16;     ///< type of `out`
-  const float* conv = nullptr;   ///< [conv_dim]: q [key_dim] | k [key_dim] | v [value_dim] after conv + SiLU
-  const float* proj = nullptr;   ///< the in_proj output (z at conv_dim, b after z, a after b)
+  const float* conv = nullptr;   ///< [n_tokens][conv_ld]: q [key_dim] | k [key_dim] | v [value_dim] after conv + SiLU
+  const float* proj = nullptr;   ///< [n_tokens][proj_ld]: the in_proj output (z at conv_dim, b after z, a after b)
   const float* a_neg = nullptr;  ///< float32 [v_heads]: -exp(A_log)
   const float* dt_bias = nullptr;  ///< float32 [v_heads]
   const float* norm = nullptr;   ///< float32 [v_dim]: gated RMSNorm weight
   float eps = 1e-6f;             ///< gated RMSNorm epsilon
   float* state = nullptr;        ///< float32 [v_heads][k_dim][v_dim], updated in place
-  void* out = nullptr;           ///< weight type [value_dim] (out_proj's input; padding untouched)
+  void* out = nullptr;           ///< weight type [n_tokens][out_ld] (out_proj's input; padding untouched)
+  int n_tokens = 1;              ///< > 1: a prefill chunk, the recurrence run over its tokens in order
+  int conv_ld = 0, proj_ld = 0, out_ld = 0;  ///< row strides (elements) when n_tokens > 1
 };
 /// Per value head h (key head h / (v_heads / k_heads), HF repeat_interleave):
 ///   q, k <- l2norm(q), l2norm(k) (eps 1e-6), q *= k_dim^-1/2
 ///   g = a_neg[h] * softplus(a + dt_bias[h]);  beta = sigmoid(b)
 ///   S <- S exp(g);  delta = beta (v - S^T k);  S <- S + k delta^T;  o = S^T q
 ///   out = norm * o / sqrt(mean(o^2) + eps) * silu(z)
-/// One launch (a block per value head). Throws KernelError for v_dim > 1024 or k_dim > 1024.
+/// One launch (a block per value head; a prefill chunk's tokens run in order inside it, each with
+/// the one-token arithmetic, so a chunk equals its tokens decoded one by one given the same
+/// inputs; the chunked WY form of Yang et al. is the faster prefill still to come). Throws
+/// KernelError for v_dim > 1024 or k_dim > 1024.
 void gdn_recurrence_decode(const GdnRecurrenceArgs& a, cudaStream_t stream);
 
 }  // namespace atlas::kernels

@@ -24,6 +24,11 @@ __global__ void __launch_bounds__(kTopkThreads) moe_topk_kernel(MoeTopkArgs a) {
   __shared__ int chosen[kMaxK];
   __shared__ float chosen_p[kMaxK];
   const int E = a.n_experts, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int row = blockIdx.x;
+  a.logits += static_cast<size_t>(row) * a.logits_ld;
+  a.ids += static_cast<size_t>(row) * a.k;
+  a.weights += static_cast<size_t>(row) * (a.k + 1);
+  if (a.chosen != nullptr) a.chosen += static_cast<size_t>(row) * a.k;
   float mx = -INFINITY;
   for (int e = tid; e < E; e += blockDim.x) {
     p[e] = a.logits[e];
@@ -79,12 +84,19 @@ __global__ void __launch_bounds__(kTopkThreads) moe_topk_kernel(MoeTopkArgs a) {
       a.weights[r] = a.norm_topk ? chosen_p[r] / s : chosen_p[r];
     }
     a.weights[a.k] = a.shared ? 1.0f / (1.0f + expf(-a.logits[E])) : 0.0f;
-    if (a.fingerprint != nullptr) {
+    if (a.fingerprint != nullptr && a.n_rows == 1) {
       unsigned long long h = *a.fingerprint;
       for (int r = 0; r < a.k; ++r) h = (h ^ static_cast<unsigned long long>(chosen[r] + 1)) * 0x100000001b3ull;
       *a.fingerprint = h;
     }
   }
+}
+
+/// The fingerprint of a chunk's rows, in token order (the same FNV-1a as one row at a time).
+__global__ void moe_fingerprint_kernel(const int* ids, int n_rows, int k, unsigned long long* fingerprint) {
+  unsigned long long h = *fingerprint;
+  for (int i = 0; i < n_rows * k; ++i) h = (h ^ static_cast<unsigned long long>(ids[i] + 1)) * 0x100000001b3ull;
+  *fingerprint = h;
 }
 
 /// Dot of a weight row and x over `ld` elements (a multiple of the vector width) by one warp.
@@ -100,6 +112,10 @@ __device__ __forceinline__ float warp_dot(const W* row, const W* x, int ld) {
 template <typename W>
 __global__ void __launch_bounds__(kWarps * 32) moe_gate_up_kernel(MoeArgs a) {
   const int slot = blockIdx.y;  // 0..k-1 routed, k shared
+  const int t = blockIdx.z;     // token of a prefill chunk
+  a.ids += static_cast<size_t>(t) * a.k;
+  a.x = static_cast<const W*>(a.x) + static_cast<size_t>(t) * a.x_ld;
+  a.h = static_cast<W*>(a.h) + static_cast<size_t>(t) * (a.k + 1) * a.ld_h;
   const bool shared = slot == a.k;
   const MoeExperts& ex = shared ? a.shared : a.routed;
   const int i = blockIdx.x * kWarps + (threadIdx.x >> 5);
@@ -117,7 +133,11 @@ template <typename W>
 __global__ void __launch_bounds__(kWarps * 32) moe_down_kernel(MoeArgs a) {
   const int j = blockIdx.x * kWarps + (threadIdx.x >> 5);
   if (j >= a.dim) return;
-  const W* h = static_cast<const W*>(a.h);
+  const int t = blockIdx.y;  // token of a prefill chunk
+  a.ids += static_cast<size_t>(t) * a.k;
+  a.weights += static_cast<size_t>(t) * (a.k + 1);
+  a.y += static_cast<size_t>(t) * a.y_ld;
+  const W* h = static_cast<const W*>(a.h) + static_cast<size_t>(t) * (a.k + 1) * a.ld_h;
   float acc = 0.0f;
   for (int s = 0; s < a.k; ++s) {
     const W* row = static_cast<const W*>(a.routed.down) +
@@ -132,6 +152,9 @@ __global__ void __launch_bounds__(kWarps * 32) moe_down_kernel(MoeArgs a) {
 }
 
 void check(const MoeArgs& a, const char* what) {
+  if (a.n_tokens < 1 || a.n_tokens > 65535 || (a.n_tokens > 1 && (a.x_ld < a.ld_in || a.y_ld < a.dim)))
+    throw KernelError(std::string(what) + ": " + std::to_string(a.n_tokens) + " tokens (1..65535) with x_ld " +
+                      std::to_string(a.x_ld) + ", y_ld " + std::to_string(a.y_ld));
   if (a.k < 1 || a.k > kMaxK || a.ld_in % 8 != 0 || a.routed.ld_hidden % 8 != 0 ||
       a.ld_h < a.routed.ld_hidden || (a.shared.gate_up != nullptr && a.ld_h < a.shared.ld_hidden))
     throw KernelError(std::string(what) + ": bad shapes (k " + std::to_string(a.k) + ", ld_in " + std::to_string(a.ld_in) +
@@ -144,14 +167,20 @@ void moe_topk(const MoeTopkArgs& a, cudaStream_t stream) {
   if (a.k < 1 || a.k > kMaxK || a.k > a.n_experts)
     throw KernelError("moe_topk: k = " + std::to_string(a.k) + " must be in [1, min(32, n_experts = " +
                       std::to_string(a.n_experts) + ")]");
-  moe_topk_kernel<<<1, kTopkThreads, sizeof(float) * a.n_experts, stream>>>(a);
+  if (a.n_rows < 1 || (a.n_rows > 1 && a.logits_ld < a.n_experts))
+    throw KernelError("moe_topk: " + std::to_string(a.n_rows) + " rows with logits_ld " + std::to_string(a.logits_ld));
+  moe_topk_kernel<<<a.n_rows, kTopkThreads, sizeof(float) * a.n_experts, stream>>>(a);
   ATLAS_CUDA_CHECK(cudaGetLastError());
+  if (a.n_rows > 1 && a.fingerprint != nullptr) {
+    moe_fingerprint_kernel<<<1, 1, 0, stream>>>(a.ids, a.n_rows, a.k, a.fingerprint);
+    ATLAS_CUDA_CHECK(cudaGetLastError());
+  }
 }
 
 void moe_gate_up(const MoeArgs& a, cudaStream_t stream) {
   check(a, "moe_gate_up");
   const int rows = std::max(a.routed.hidden, a.shared.gate_up ? a.shared.hidden : 0);
-  const dim3 grid((rows + kWarps - 1) / kWarps, a.k + (a.shared.gate_up ? 1 : 0));
+  const dim3 grid((rows + kWarps - 1) / kWarps, a.k + (a.shared.gate_up ? 1 : 0), a.n_tokens);
   if (a.wtype == DType::bf16) moe_gate_up_kernel<__nv_bfloat16><<<grid, kWarps * 32, 0, stream>>>(a);
   else moe_gate_up_kernel<float><<<grid, kWarps * 32, 0, stream>>>(a);
   ATLAS_CUDA_CHECK(cudaGetLastError());
@@ -159,9 +188,9 @@ void moe_gate_up(const MoeArgs& a, cudaStream_t stream) {
 
 void moe_down(const MoeArgs& a, cudaStream_t stream) {
   check(a, "moe_down");
-  const int blocks = (a.dim + kWarps - 1) / kWarps;
-  if (a.wtype == DType::bf16) moe_down_kernel<__nv_bfloat16><<<blocks, kWarps * 32, 0, stream>>>(a);
-  else moe_down_kernel<float><<<blocks, kWarps * 32, 0, stream>>>(a);
+  const dim3 grid((a.dim + kWarps - 1) / kWarps, a.n_tokens);
+  if (a.wtype == DType::bf16) moe_down_kernel<__nv_bfloat16><<<grid, kWarps * 32, 0, stream>>>(a);
+  else moe_down_kernel<float><<<grid, kWarps * 32, 0, stream>>>(a);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -28,10 +28,16 @@ struct MoeTopkArgs {
   /// the ids in choice order); null: none. Lets two runs prove they routed identically without
   /// copying ids per step.
   unsigned long long* fingerprint = nullptr;
+  /// > 1: a prefill chunk, row t's logits at logits + t * logits_ld, its ids at ids + t * k,
+  /// its weights at weights + t * (k + 1), its given choice at chosen + t * k; the fingerprint
+  /// takes the rows in order (a second, single-thread launch).
+  int n_rows = 1;
+  int logits_ld = 0;
 };
 /// softmax over the experts in float32, the k largest (an exact tie goes to the lower expert id,
-/// as the CPU backend), renormalised when norm_topk. One launch of one block. With `chosen`,
-/// the given experts in the given order instead of the k largest.
+/// as the CPU backend), renormalised when norm_topk. One launch, a block per row (and one more
+/// for the fingerprint of a chunk). With `chosen`, the given experts in the given order instead
+/// of the k largest.
 void moe_topk(const MoeTopkArgs& a, cudaStream_t stream);
 
 /// The experts of one layer, stacked in one allocation so one launch reaches all of them.
@@ -54,6 +60,13 @@ struct MoeArgs {
   void* h = nullptr;              ///< workspace, weight type [k + 1][ld_h] (zero padding)
   int ld_h = 0;                   ///< >= max(routed.ld_hidden, shared.ld_hidden)
   float* y = nullptr;             ///< float32 [dim]: y += sum_i weights[i] expert_i(x) (+ shared)
+  /// > 1: a prefill chunk, token t's x at x + t * x_ld, y at y + t * y_ld, ids / weights /
+  /// h rows at t * k, t * (k + 1), t * (k + 1) * ld_h. Each token's arithmetic is the one-token
+  /// step's (so a chunk equals its tokens decoded one by one), and each token reads its own
+  /// experts' rows: grouping the chunk's tokens by expert (one read per expert) is the faster
+  /// prefill still to come.
+  int n_tokens = 1;
+  int x_ld = 0, y_ld = 0;
 };
 /// h[i] = silu(gate . x) * (up . x) for each selected expert (and the shared one). One launch.
 void moe_gate_up(const MoeArgs& a, cudaStream_t stream);

@@ -101,6 +101,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
                      !(e != nullptr && std::string(e) == "gemm");
   }
   head_ = std::make_unique<DeviceHead>(config_, opts_.wtype);
+  chunked_prefill_ = opts_.chunked_prefill;
   for (int l = 0; l < c.n_layers; ++l) {
     mixers_.push_back(make_device_mixer(config_, l, opts_.wtype, l == opts_.veto_layer, opts_.max_seq));
     ffns_.push_back(make_device_ffn(config_, l, opts_.wtype, opts_.moe_host_routing));
@@ -211,12 +212,17 @@ void CudaDecoder::layout(Arenas& a) {
     prefill_chunk_ = flash_prefill_ ? cap : static_cast<int>(std::clamp<std::size_t>(budget / per_row_scores, 16, cap));
     prefill_chunk_ = std::min(prefill_chunk_, opts_.max_seq);
     const std::size_t P = prefill_chunk_;
-    const int ld_wide = std::max({padded_ld(c.dim), padded_ld(c.q_dim()), padded_ld(c.hidden_dim)});
-    const int qkv_dim = c.q_dim() + 2 * c.kv_dim();
+    int ld_wide = std::max({padded_ld(c.dim), padded_ld(c.q_dim()), padded_ld(c.hidden_dim)});
+    int f_cols = std::max(c.q_dim() + 2 * c.kv_dim(), 2 * c.hidden_dim);
+    for (int l = 0; l < c.n_layers; ++l)
+      for (const DeviceBlock* b : {mixers_[static_cast<std::size_t>(l)].get(), ffns_[static_cast<std::size_t>(l)].get()}) {
+        ld_wide = std::max(ld_wide, b->prefill_xb_cols());
+        f_cols = std::max(f_cols, b->prefill_f_cols());
+      }
     tokens_d_ = take<int>(a.workspace, P);
     px_ = take<float>(a.workspace, P * c.dim);
     pxb_ = take(a.workspace, opts_.wtype, P * ld_wide);
-    pf_ = take<float>(a.workspace, P * std::max(qkv_dim, 2 * c.hidden_dim));
+    pf_ = take<float>(a.workspace, P * f_cols);
     pq_ = take(a.workspace, opts_.wtype, P * c.n_heads * c.head_dim);
     if (!flash_prefill_) {
       ps_ = take<float>(a.workspace, P * c.n_heads * ld_keys);
@@ -303,6 +309,10 @@ void CudaDecoder::resume_state_at(int pos) {
 
 void CudaDecoder::save_checkpoint() {
   if (recurrent_.empty() || checkpoints_.state_tokens() == 0) return;
+  checkpoints_.save(copy_recurrent_state());
+}
+
+std::vector<std::byte> CudaDecoder::copy_recurrent_state() {
   std::size_t total = 0;
   for (const DeviceBlock* b : recurrent_) total += b->recurrent_state().bytes;
   std::vector<std::byte> copy(total);
@@ -313,7 +323,7 @@ void CudaDecoder::save_checkpoint() {
     at += st.bytes;
   }
   sync();
-  checkpoints_.save(std::move(copy));
+  return copy;
 }
 
 std::uint64_t CudaDecoder::routing_fingerprint() {
@@ -429,8 +439,8 @@ int CudaDecoder::decode(int token, int pos, bool want_logits, bool is_prefill) {
 // Prefill
 
 void CudaDecoder::prefill_by_steps(std::span<const int> tokens, int pos, bool want_logits) {
-  // A block without a chunked prefill (gated_deltanet, gated_attention, moe today): the prompt
-  // runs as decode steps, each replaying the step graph of its bucket, one host sync each (the
+  // DecoderOptions::chunked_prefill off, or a block without a chunked prefill (moe routing on
+  // the host): the prompt runs as decode steps, each replaying the step graph of its bucket, one host sync each (the
   // pinned step buffer is rewritten for the next position). Equal to token-by-token decode by
   // construction.
   ++counters_.prefill_calls;

@@ -46,6 +46,9 @@ struct DecoderOptions {
   /// Most prompt tokens per prefill pass (longer prompts run in chunks). 0: 4096 with the flash
   /// attention kernel (one pass keeps the GEMMs large), 1024 with materialised scores.
   int max_prefill_chunk = 0;
+  /// false: prompts run as decode steps (one graph replay and one host sync per token), the
+  /// reference the chunked prefill is tested against and an A/B side.
+  bool chunked_prefill = true;
 };
 
 /// How the device picks the next token: greedy (temperature 0) or a temperature draw by the
@@ -124,6 +127,9 @@ class CudaDecoder {
   bool has_recurrent_state() const { return !recurrent_.empty(); }
   void save_checkpoint();
   std::vector<int> checkpoints() const { return checkpoints_.positions(); }
+  /// Every recurrent block's state (conv window, then the float32 recurrent state), layer order,
+  /// copied to the host: what a checkpoint holds. Waits for the stream.
+  std::vector<std::byte> copy_recurrent_state();
 
  private:
   struct Step {

@@ -165,11 +165,12 @@ class AttentionBlock final : public DeviceBlock {
     });
   }
 
-  bool has_chunked_prefill() const override { return !gated_; }
+  bool has_chunked_prefill() const override { return true; }
+  int prefill_f_cols() const override { return qkv_rows_; }  // [q | k | v] (| gate)
 
   void prefill(PrefillContext& p) override {
     const int n = p.n, d = c_.head_dim, G = G_;
-    const int qkv_dim = c_.q_dim() + 2 * c_.kv_dim();
+    const int qkv_dim = qkv_rows_;  // [q | k | v], then gated_attention's gate
     const std::size_t es = kernels::dtype_size(wt_);
     cudaStream_t s = p.tape.stream();
     const cudaDataType_t cwt = cuda_type(wt_);
@@ -232,6 +233,11 @@ class AttentionBlock final : public DeviceBlock {
         if (ld_q_ > c_.q_dim())  // padding columns of the rows must be zero for the next GEMM's k
           ATLAS_CUDA_CHECK(cudaMemset2DAsync(static_cast<char*>(p.xb) + c_.q_dim() * es, ld_q_ * es, 0,
                                              (ld_q_ - c_.q_dim()) * es, n, s));
+      });
+    }
+    if (gated_) {
+      p.tape.work(Stage::attn_gate, [&] {
+        kernels::attention_output_gate_rows(wt_, p.xb, ld_q_, p.f + c_.q_dim() + 2 * c_.kv_dim(), qkv_dim, c_.q_dim(), n, s);
       });
     }
     p.tape.work(Stage::o_proj, [&] { prefill_gemm(p.cublas, wt_, wo_, c_.dim, c_.q_dim(), ld_q_, p.xb, ld_q_, n, p.x, c_.dim, false, 1.0f); });

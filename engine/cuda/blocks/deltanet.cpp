@@ -1,14 +1,17 @@
 // gated_deltanet mixer (Qwen3-Next linear attention; HF Qwen3NextGatedDeltaNet) on the device.
 // Decode is four launches (kernels/gdn.hpp): in_proj GEMV (attn_norm in its prologue), conv1d +
-// SiLU, the gated delta rule with the gated RMSNorm, out_proj GEMV (residual add fused).
+// SiLU, the gated delta rule with the gated RMSNorm, out_proj GEMV (residual add fused); a
+// prefill chunk is the same stages with GEMMs for the projections.
 // Its state, float32 and per sequence: the conv window [conv_dim][kernel - 1] and the
 // recurrent state [v_heads][k_head_dim][v_head_dim], one allocation (what a checkpoint copies).
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "engine/cuda/blocks/block_util.hpp"
 #include "engine/cuda/blocks/device_block.hpp"
 #include "engine/error.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/gdn.hpp"
 #include "kernels/gemv.hpp"
 
@@ -125,6 +128,57 @@ class DeltaNetBlock final : public DeviceBlock {
       kernels::gemv({wt_, w_out_, c_.dim, shape_.value_dim(), ld_value_, kernels::GemvInput::plain, core_, nullptr, 0.0f,
                      kernels::GemvOutput::add, s.x},
                     st);
+    });
+  }
+
+  bool has_chunked_prefill() const override { return true; }
+  int prefill_f_cols() const override { return shape_.proj_dim() + shape_.conv_dim(); }
+  int prefill_xb_cols() const override { return std::max(ld_dim_, ld_value_); }
+
+  /// A chunk of n tokens: the projections as GEMMs over the chunk; the conv and the recurrence
+  /// walk the chunk's tokens in order inside one launch each (the one-token arithmetic), so the
+  /// state after the chunk is the state after decoding its tokens one by one.
+  void prefill(PrefillContext& p) override {
+    cudaStream_t st = p.tape.stream();
+    const int n = p.n, P = shape_.proj_dim(), C = shape_.conv_dim();
+    float* proj = p.f;                                  // [n][P]
+    float* conv = p.f + static_cast<std::size_t>(n) * P;  // [n][C]
+    p.tape.work(Stage::attn_norm, [&] { kernels::rmsnorm_rows(wt_, p.x, attn_norm_, c_.rms_eps, n, c_.dim, p.xb, ld_dim_, st); });
+    p.tape.work(Stage::gdn_in_proj, [&] {
+      prefill_gemm(p.cublas, wt_, w_in_, P, c_.dim, ld_dim_, p.xb, ld_dim_, n, proj, P, false, 0.0f);
+    });
+    p.tape.work(Stage::gdn_conv, [&] {
+      kernels::GdnConvArgs a;
+      a.shape = shape_;
+      a.proj = proj;
+      a.weight = conv_w_;
+      a.state = state_;
+      a.out = conv;
+      a.n_tokens = n;
+      a.proj_ld = P;
+      a.out_ld = C;
+      kernels::gdn_conv_decode(a, st);
+    });
+    p.tape.work(Stage::gdn_recurrence, [&] {  // the gated RMSNorm fused; out over the normed x (consumed)
+      kernels::GdnRecurrenceArgs a;
+      a.shape = shape_;
+      a.wtype = wt_;
+      a.conv = conv;
+      a.proj = proj;
+      a.a_neg = a_neg_;
+      a.dt_bias = dt_bias_;
+      a.norm = norm_;
+      a.eps = c_.rms_eps;
+      a.state = state_ + conv_floats_;
+      a.out = p.xb;
+      a.n_tokens = n;
+      a.conv_ld = C;
+      a.proj_ld = P;
+      a.out_ld = ld_value_;
+      kernels::gdn_recurrence_decode(a, st);
+    });
+    p.tape.work(Stage::gdn_out_proj, [&] {  // residual add: beta 1
+      prefill_gemm(p.cublas, wt_, w_out_, c_.dim, shape_.value_dim(), ld_value_, p.xb, ld_value_, n, p.x, c_.dim, false, 1.0f);
     });
   }
 

@@ -90,6 +90,11 @@ class DeviceBlock {
   /// decode steps, token by token, for models with such a block).
   virtual bool has_chunked_prefill() const { return false; }
   virtual void prefill(PrefillContext&) {}
+  /// Columns per prompt token of the decoder's shared prefill scratch that prefill() uses:
+  /// float32 (PrefillContext::f) and weight type (PrefillContext::xb); the decoder sizes the
+  /// scratch for the widest block (0: none beyond the dense layer's).
+  virtual int prefill_f_cols() const { return 0; }
+  virtual int prefill_xb_cols() const { return 0; }
   /// The stages it reports, in order: those of its decode kernels and those fused into them
   /// (e.g. attn_norm in the q/k/v GEMV's prologue), which report zero time and launches.
   virtual std::vector<Stage> stages() const = 0;

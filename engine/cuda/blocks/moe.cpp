@@ -161,6 +161,48 @@ class MoeBlock final : public DeviceBlock {
     s.tape.kernel(Stage::moe_experts, [&] { kernels::moe_down(a, st); });
   }
 
+  // Routing on the host is the investigation's decode pattern: its prompts run as decode steps.
+  bool has_chunked_prefill() const override { return !host_routing_; }
+  int prefill_f_cols() const override { return router_rows_ + 2 * K_ + 1; }  // logits, weights, ids
+  int prefill_xb_cols() const override { return ld_dim_ + (K_ + 1) * ld_h_; }  // normed x, expert hidden
+
+  /// A chunk of n tokens: the normed inputs and the router as one GEMM, top-k for every token in
+  /// one launch, then each token's selected (and shared) experts as in decode, all tokens in one
+  /// launch per stage.
+  void prefill(PrefillContext& p) override {
+    cudaStream_t st = p.tape.stream();
+    const int n = p.n;
+    const std::size_t es = kernels::dtype_size(wt_);
+    float* logits = p.f;                                                       // [n][router_rows]
+    float* weights = logits + static_cast<std::size_t>(n) * router_rows_;     // [n][K + 1]
+    int* ids = reinterpret_cast<int*>(weights + static_cast<std::size_t>(n) * (K_ + 1));  // [n][K]
+    void* xn = p.xb;                                                           // [n][ld_dim]
+    void* h = static_cast<char*>(p.xb) + static_cast<std::size_t>(n) * ld_dim_ * es;  // [n][K + 1][ld_h]
+    p.tape.work(Stage::ffn_norm, [&] { kernels::rmsnorm_rows(wt_, p.x, ffn_norm_, c_.rms_eps, n, c_.dim, xn, ld_dim_, st); });
+    p.tape.work(Stage::moe_router, [&] {
+      prefill_gemm(p.cublas, wt_, router_, router_rows_, c_.dim, ld_dim_, xn, ld_dim_, n, logits, router_rows_, false, 0.0f);
+      kernels::MoeTopkArgs t{logits, E_, K_, c_.norm_topk_prob, sh_ > 0, ids, weights, nullptr, hash_};
+      t.n_rows = n;
+      t.logits_ld = router_rows_;
+      kernels::moe_topk(t, st);
+    });
+    kernels::MoeArgs a = args(p.x);
+    a.ids = ids;
+    a.weights = weights;
+    a.x = xn;
+    a.h = h;
+    a.n_tokens = n;
+    a.x_ld = ld_dim_;
+    a.y_ld = c_.dim;
+    p.tape.work(Stage::moe_experts, [&] {
+      // The down GEMVs read every column of h up to ld_hidden: the shared scratch's padding
+      // must be zero, not a previous layer's values.
+      ATLAS_CUDA_CHECK(cudaMemsetAsync(h, 0, static_cast<std::size_t>(n) * (K_ + 1) * ld_h_ * es, st));
+      kernels::moe_gate_up(a, st);
+      kernels::moe_down(a, st);
+    });
+  }
+
   std::vector<Stage> stages() const override {
     // ffn_norm runs in the router GEMV's prologue; the shared expert inside the experts' launches.
     if (sh_ > 0) return {Stage::ffn_norm, Stage::moe_router, Stage::moe_experts, Stage::moe_shared};
