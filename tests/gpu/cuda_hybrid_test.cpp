@@ -238,15 +238,18 @@ TEST_CASE("qwen3-next-tiny: chunked prefill (GEMMs, the recurrence inside one la
     MESSAGE((fp32 ? "fp32" : "bf16") << " chunked vs token-by-token prefill of 300 tokens: recurrent state relative L2 "
             << state_rel << ", last-position max |logit diff| " << first.max_diff << " (max |logit| " << first.scale
             << "), worst relative L2 of logits over it and 16 decode steps " << worst << "; greedy " << equal << "/" << decided);
-    // fp32: only the GEMMs' summation order differs from the GEMVs'; bf16 adds roundings of the
-    // activations that order can tip by one unit.
+    // fp32: only the GEMMs' summation order differs from the GEMVs' (measured on the H200,
+    // 2026-12-02: state 3.9e-7, logits 6.9e-7). bf16: two bf16 evaluations whose activations
+    // round at different points are as far apart as either is from float32 (state 0.0088,
+    // logits 0.035 measured; the bf16 path vs float32 reaches 0.087 at its worst step), so the
+    // bound is that distance; the function itself is the fp32 check.
     if (fp32) {
       CHECK(state_rel <= 1e-5);
       CHECK(first.max_diff <= 1e-4 * first.scale);
       CHECK(worst <= 1e-4);
     } else {
       CHECK(state_rel <= 2e-2);
-      CHECK(worst <= 2e-2);
+      CHECK(worst <= 0.09);
     }
     if (fp32) CHECK(equal == decided);
     else CHECK(equal * 10 >= decided * 9);
