@@ -2,17 +2,21 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/json_depth.hpp"
 
 namespace atlas {
 
-nlohmann::json read_json_file(const std::filesystem::path& path) {
-  const std::string text = read_file(path);
+nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
+  if (json_nesting_depth(text, kMaxJsonNesting) > kMaxJsonNesting)
+    throw InputError(source + ": nested deeper than " + std::to_string(kMaxJsonNesting) + " levels (refused before parsing)");
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path.string() + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+    throw InputError(source + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
   }
 }
+
+nlohmann::json read_json_file(const std::filesystem::path& path) { return parse_json_text(read_file(path), path.string()); }
 
 void write_json_file_atomic(const std::filesystem::path& path, const nlohmann::json& j) {
   write_file_atomic(path, j.dump(2) + "\n");

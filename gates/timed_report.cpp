@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/markdown_text.hpp"
 #include "gates/report.hpp"
 
 namespace atlas::gates {
@@ -50,11 +51,7 @@ std::string header_line(const TimedReport& t) {
   return s;
 }
 
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c == '\n' ? ' ' : c);
-  return out;
-}
+std::string cell(const std::string& s) { return md_text(s); }  // common/markdown_text.hpp
 
 }  // namespace
 
@@ -111,7 +108,7 @@ void print_timed_markdown(const TimedReport& t, std::ostream& out) {
   out << "| metric | tolerance | base | head | change | interval | noise (MDE) | verdict | why |\n"
       << "|---|---:|---:|---:|---:|---|---:|---|---|\n";
   for (const auto& v : t.outcome.verdicts) {
-    out << "| `" << cell(v.metric.key) << "` | " << pct(v.metric.tolerance, false) << " | " << value(v.base_median, v.unit)
+    out << "| " << md_code(v.metric.key) << " | " << pct(v.metric.tolerance, false) << " | " << value(v.base_median, v.unit)
         << " | " << value(v.head_median, v.unit) << " | " << (v.paired.rounds ? pct(v.paired.change) : "-") << " | "
         << interval(v.paired) << " | " << pct(v.paired.mde, false) << " | " << to_string(v.status) << " | " << cell(v.why)
         << " |\n";

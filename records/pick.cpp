@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "records/error.hpp"
+#include "records/provenance.hpp"
 #include "records/record_io.hpp"
 
 namespace atlas::records {
@@ -20,12 +21,26 @@ struct Candidate {
   std::string error;             ///< why it could not be read
 };
 
+// Why a record cannot stand for the folder it sits in ("" when it can). A file committed under
+// .benchmarks/ by a pull request claims what it likes: its commit must be the folder's, and a
+// start time in the future (a year-2999 record became every later pick's "newest") is a claim
+// no run made.
+std::string provenance_problem(const Record& r, const StoredRecord& s) {
+  if (r.git.commit != s.commit || r.git.dirty != s.dirty)
+    return "refused: its git.commit " + r.git.commit + (r.git.dirty ? "-dirty" : "") + " disagrees with its folder " +
+           s.commit + (s.dirty ? "-dirty" : "");
+  if (r.start_utc > utc_now_iso()) return "refused: its start_utc " + r.start_utc + " is in the future";
+  return "";
+}
+
 std::vector<Candidate> load(const std::vector<StoredRecord>& stored) {
   std::vector<Candidate> out;
   for (const auto& s : stored) {
     Candidate c{s.path, s.dirty, std::nullopt, ""};
     try {
-      c.record = read_record(s.path);
+      Record r = read_record(s.path);
+      c.error = provenance_problem(r, s);
+      if (c.error.empty()) c.record = std::move(r);
     } catch (const atlas::Error& e) {
       c.error = e.what();
     }
@@ -94,7 +109,7 @@ std::optional<PickedRecord> best(const std::vector<Candidate>& all, const std::s
   for (const auto& c : all) {
     if (&c == &chosen) continue;
     const std::string name = c.path.filename().string();
-    if (!c.record) passed.push_back(name + " (unreadable)");
+    if (!c.record) passed.push_back(name + (c.error.rfind("refused: ", 0) == 0 ? " (" + c.error + ")" : " (unreadable)"));
     else if (const auto m = mismatch(*c.record); !m.empty()) passed.push_back(name + " (" + m + ")");
     else if (rank(c, prefer_gate) != chosen_rank) passed.push_back(name + " (" + passed_because(c, prefer_gate) + ")");
     else passed.push_back(name + " (older)");

@@ -175,6 +175,11 @@ Metric metric_from(const Reader& rd, const json& j, const std::string& w) {
   for (std::size_t i = 0; i < samples->size(); ++i) {
     const json& s = (*samples)[i];
     if (!s.is_number() || !std::isfinite(s.get<double>())) rd.bad(sw + "/" + std::to_string(i), "a finite number", s);
+    // Counts (tokens, launches, instructions, misses, hashes) are never negative, and none
+    // comes near 2^64; a record whose prefilled_tokens was -1000 became a BASELINE through
+    // `ratchet` ("improved": fewer tokens) and failed every later run.
+    if (m.kind == MetricKind::counted && !(s.get<double>() >= 0 && s.get<double>() < 18446744073709551616.0))
+      rd.bad(sw + "/" + std::to_string(i), "a count (>= 0 and < 2^64)", s);
     m.samples.push_back(s.get<double>());
   }
   // `summary` is derived data: checked for shape only, recomputed from samples by to_json.

@@ -1,28 +1,23 @@
 #include <string>
 
+#include "common/markdown_text.hpp"
+
 #include "records/printers/diff_printer.hpp"
 #include "records/printers/format.hpp"
 
 namespace atlas::records {
 namespace {
 
-// Cells must not break the table: escape the column separator.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
+// Every cell's text goes through the one escaper (common/markdown_text.hpp): metric and suite
+// names come from records, and a PR author controls those.
+std::string cell(const std::string& s) { return md_text(s); }
 
 class MarkdownPrinter final : public DiffPrinter {
  public:
   void print(const RecordDiff& d, std::ostream& out) const override {
     out << "| | record | commit | machine | gate/suite | start (UTC) |\n|---|---|---|---|---|---|\n";
     for (const DiffSide* s : {&d.a, &d.b}) {
-      out << "| " << (s == &d.a ? "A" : "B") << " | `" << cell(s->label) << "` | `" << cell(printers::commit(*s)) << "` | "
+      out << "| " << (s == &d.a ? "A" : "B") << " | " << md_code(s->label) << " | " << md_code(printers::commit(*s)) << " | "
           << cell(s->machine_class) << " | " << cell(s->gate_or_suite) << " | " << cell(s->start_utc)
           << (s->valid ? "" : " (INVALID)") << " |\n";
     }

@@ -297,3 +297,22 @@ TEST_CASE("a change too small for two decimals is not printed as +0.00%") {
   CHECK(text.str().find("+8.6e-05%") != std::string::npos);
   CHECK(text.str().find("+0.00%") == std::string::npos);
 }
+
+TEST_CASE("diff --format md: a hostile metric name cannot link, mention or embed HTML in the PR comment") {
+  auto a = atlas::test::sample_record();
+  auto b = atlas::test::sample_record();
+  const std::string name = "x[click](https://evil.example)@org/team<img src=x onerror=alert(1)>www.evil.example|y";
+  a.suites["ttft"].metrics[name] = counted_metric({1, 1, 1});
+  b.suites["ttft"].metrics[name] = counted_metric({2, 2, 2});
+  const auto diff = atlas::records::diff_records(a, b, {}, "a.json", "b`.json");
+  std::ostringstream md;
+  atlas::records::make_diff_printer("md")->print(diff, md);
+  const std::string m = md.str();
+  INFO(m);
+  CHECK(m.find("| ttft | x&#91;click&#93;(https&#58;//evil.example)&#64;org/team&lt;img src=x onerror=alert(1)&gt;www&#46;"
+               "evil.example\\|y | count |") != std::string::npos);
+  CHECK(m.find("<img") == std::string::npos);
+  CHECK(m.find("](") == std::string::npos);
+  CHECK(m.find("@org") == std::string::npos);
+  CHECK(m.find("| B | ``b`.json`` |") != std::string::npos);  // a backtick in a label cannot close the code span
+}

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/atomic_file.hpp"
 #include "records/error.hpp"
 #include "records/pick.hpp"
 #include "records/record_io.hpp"
@@ -165,4 +166,23 @@ TEST_CASE("pick_record prefers the baseline's gate and is the same pick every ti
   CHECK(atlas::records::pick_record("aaaa", store, {}, "pr").path == one.path);
   // Without a preference the newest wins.
   CHECK(atlas::records::pick_record("aaaa", store, {}).path == pttft);
+}
+
+TEST_CASE("pick_record refuses a record whose commit disagrees with its folder, or whose start time is in the future") {
+  // Records committed under .benchmarks/ by a pull request: a year-2999 timestamp became the
+  // "newest" base side of `diff <commit>` and of `baseline ratchet --record <commit>`.
+  const auto store = atlas::test::scratch_dir("pick_record_provenance");
+  const auto real = atlas::records::write_to_store(gate_record(kA, "2026-11-29T10:00:00Z"), store);
+  const auto future = atlas::records::write_to_store(gate_record(kA, "2999-01-01T00:00:00Z"), store);
+  auto other = gate_record(kA, "2026-11-29T11:00:00Z");
+  const auto moved = atlas::records::write_to_store(other, store);
+  other.git.commit = kB;  // the file says commit B but sits in A's folder
+  atlas::write_file_atomic(moved, atlas::records::record_text(other));
+  const auto picked = atlas::records::pick_record("aaaa", store, {}, "pr");
+  INFO(picked.why);
+  CHECK(picked.path == real);
+  CHECK(picked.why.find(future.filename().string() + " (refused: its start_utc 2999-01-01T00:00:00Z is in the future)") !=
+        std::string::npos);
+  CHECK(picked.why.find(moved.filename().string() + " (refused: its git.commit " + kB + " disagrees with its folder " + kA +
+                        ")") != std::string::npos);
 }

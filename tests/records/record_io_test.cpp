@@ -168,3 +168,25 @@ TEST_CASE("record_text refuses records that would not read back, naming the fiel
   r.invalid_reason = "GPU throttled";
   CHECK(atlas::records::record_text(r).find("\"invalid_reason\": \"GPU throttled\"") != std::string::npos);
 }
+
+TEST_CASE("hostile records: nesting refused before parsing, negative or absurd counts refused by name") {
+  // A record nested 10^6 deep crashed `records list`, `diff`, `merge` and `ratchet` (the
+  // printers and comparisons recurse once per level).
+  const auto dir = atlas::test::scratch_dir("record_io_hostile");
+  std::string deep = "{\"schema_version\": 1, \"config\": ";
+  deep += std::string(1000000, '[') + std::string(1000000, ']') + "}";
+  atlas::write_file_atomic(dir / "deep.json", deep);
+  CHECK_THROWS_WITH_AS(atlas::records::read_record(dir / "deep.json"),
+                       doctest::Contains("deep.json: nested deeper than 256 levels (refused before parsing)"), RecordError);
+  // `ratchet` took prefilled_tokens -1000 from a record as an improvement.
+  json j = written();
+  j["suites"]["ttft"]["metrics"]["launches_per_token"]["samples"][1] = -1000;
+  CHECK(error_of(j) ==
+        "r.json: /suites/ttft/metrics/launches_per_token/samples/1: expected a count (>= 0 and < 2^64), got -1000");
+  j = written();
+  j["suites"]["ttft"]["metrics"]["launches_per_token"]["samples"][0] = 1e300;
+  CHECK(error_of(j).find("/samples/0: expected a count (>= 0 and < 2^64)") != std::string::npos);
+  j = written();
+  j["suites"]["ttft"]["metrics"]["ttft_ms"]["samples"][0] = -1;  // a timed sample is not a count: shape only
+  CHECK(error_of(j).empty());
+}
