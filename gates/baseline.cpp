@@ -19,6 +19,26 @@ HistoryAction parse_action(const std::string& s) {
 
 nlohmann::json optional_to_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
+Tolerance parse_tolerance(const FieldReader& r, const nlohmann::json& tol, const std::string& tp) {
+  Tolerance t{r.number(tol, tp, "relative"), r.number(tol, tp, "absolute")};
+  if (t.relative < 0) r.fail(FieldReader::child(tp, "relative"), "must be >= 0", t.relative);
+  if (t.absolute < 0) r.fail(FieldReader::child(tp, "absolute"), "must be >= 0", t.absolute);
+  return t;
+}
+
+// {"from": "...", "to": "..."} under `key`, each one of `allowed` when that is not empty.
+std::optional<FieldChange<std::string>> parse_string_change(const FieldReader& r, const nlohmann::json& entry,
+                                                            const std::string& p, const char* key,
+                                                            const std::vector<std::string>& allowed) {
+  if (!entry.contains(key)) return std::nullopt;
+  const auto& c = r.object(entry, p, key);
+  const std::string cp = FieldReader::child(p, key);
+  if (allowed.empty()) return FieldChange<std::string>{r.string(c, cp, "from"), r.string(c, cp, "to")};
+  return FieldChange<std::string>{r.one_of(c, cp, "from", allowed), r.one_of(c, cp, "to", allowed)};
+}
+
+nlohmann::json tolerance_json(const Tolerance& t) { return {{"relative", t.relative}, {"absolute", t.absolute}}; }
+
 std::vector<HistoryEntry> parse_history(const FieldReader& r, const nlohmann::json& parent, const std::string& path) {
   std::vector<HistoryEntry> out;
   if (!parent.contains("history")) return out;
@@ -35,6 +55,15 @@ std::vector<HistoryEntry> parse_history(const FieldReader& r, const nlohmann::js
     h.reason = r.string(arr[i], p, "reason");
     h.action = parse_action(r.one_of(arr[i], p, "action", kActions));
     h.metric = r.optional_string(arr[i], p, "metric").value_or("");
+    if (arr[i].contains("tolerance")) {
+      const auto& t = r.object(arr[i], p, "tolerance");
+      const std::string tp = FieldReader::child(p, "tolerance");
+      h.tolerance = FieldChange<Tolerance>{parse_tolerance(r, r.object(t, tp, "from"), FieldReader::child(tp, "from")),
+                                           parse_tolerance(r, r.object(t, tp, "to"), FieldReader::child(tp, "to"))};
+    }
+    h.unit = parse_string_change(r, arr[i], p, "unit", {});
+    h.kind = parse_string_change(r, arr[i], p, "kind", {"timed", "counted", "accuracy"});
+    h.better = parse_string_change(r, arr[i], p, "better", {"lower", "higher"});
     out.push_back(std::move(h));
   }
   return out;
@@ -49,12 +78,7 @@ BaselineMetric parse_metric(const FieldReader& r, const nlohmann::json& m, const
   bm.kind = kind == "timed" ? records::MetricKind::timed
             : kind == "counted" ? records::MetricKind::counted
                                 : records::MetricKind::accuracy;
-  const auto& tol = r.object(m, p, "tolerance");
-  const std::string tp = FieldReader::child(p, "tolerance");
-  bm.tolerance.relative = r.number(tol, tp, "relative");
-  bm.tolerance.absolute = r.number(tol, tp, "absolute");
-  if (bm.tolerance.relative < 0) r.fail(FieldReader::child(tp, "relative"), "must be >= 0", bm.tolerance.relative);
-  if (bm.tolerance.absolute < 0) r.fail(FieldReader::child(tp, "absolute"), "must be >= 0", bm.tolerance.absolute);
+  bm.tolerance = parse_tolerance(r, r.object(m, p, "tolerance"), FieldReader::child(p, "tolerance"));
   bm.frozen = r.boolean(m, p, "frozen");
   bm.samples = r.numbers(m, p, "samples");
   bm.history = parse_history(r, m, p);
@@ -62,6 +86,8 @@ BaselineMetric parse_metric(const FieldReader& r, const nlohmann::json& m, const
 }
 
 }  // namespace
+
+bool operator==(const Tolerance& a, const Tolerance& b) { return a.relative == b.relative && a.absolute == b.absolute; }
 
 const char* to_string(HistoryAction a) { return kActions[static_cast<std::size_t>(a)].c_str(); }
 
@@ -75,8 +101,21 @@ std::pair<std::string, std::string> split_metric_key(const std::string& key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
+static void check_path_name(const std::string& what, const std::string& name) {
+  const bool plain = !name.empty() && name != "." && name != ".." && name.size() <= 100 &&
+                     name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                         std::string::npos;
+  if (!plain)
+    throw GateError(what + " " + nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                    ": expected 1-100 letters, digits, '.', '_' or '-' (it names a file under the baselines folder)");
+}
+
 std::filesystem::path baseline_path(const std::filesystem::path& baselines_dir, const std::string& machine_class,
                                     const std::string& gate) {
+  // Both names may come from a record (`baseline init --record R`): a machine_class of
+  // "../../x" wrote outside the baselines folder.
+  check_path_name("machine class", machine_class);
+  check_path_name("gate", gate);
   return baselines_dir / machine_class / (gate + ".BASELINE.json");
 }
 
@@ -121,6 +160,10 @@ nlohmann::json to_json(const HistoryEntry& h) {
                       {"reason", h.reason},
                       {"action", to_string(h.action)}};
   if (!h.metric.empty()) j["metric"] = h.metric;
+  if (h.tolerance) j["tolerance"] = {{"from", tolerance_json(h.tolerance->from)}, {"to", tolerance_json(h.tolerance->to)}};
+  if (h.unit) j["unit"] = {{"from", h.unit->from}, {"to", h.unit->to}};
+  if (h.kind) j["kind"] = {{"from", h.kind->from}, {"to", h.kind->to}};
+  if (h.better) j["better"] = {{"from", h.better->from}, {"to", h.better->to}};
   return j;
 }
 
@@ -133,7 +176,7 @@ nlohmann::json to_json(const Baseline& b) {
                     {"unit", m.unit},
                     {"better", records::to_string(m.better)},
                     {"kind", records::to_string(m.kind)},
-                    {"tolerance", {{"relative", m.tolerance.relative}, {"absolute", m.tolerance.absolute}}},
+                    {"tolerance", tolerance_json(m.tolerance)},
                     {"frozen", m.frozen},
                     {"samples", m.samples},
                     {"history", history}};
@@ -147,6 +190,16 @@ nlohmann::json to_json(const Baseline& b) {
 }
 
 Baseline load_baseline(const std::filesystem::path& path) {
+  // The file, its machine-class folder and the baselines folder must be what is committed, not
+  // links: a BASELINE replaced by a symlink to a loosened copy elsewhere was judged with, while
+  // the merge-base check saw a "new" file and a "deleted" one.
+  std::filesystem::path p = path;
+  for (int level = 0; level < 3 && !p.empty() && p.has_filename(); ++level, p = p.parent_path()) {
+    std::error_code ec;
+    if (std::filesystem::is_symlink(p, ec))
+      throw GateError(path.string() + ": " + (level == 0 ? "the BASELINE" : p.string()) +
+                      " is a symlink (refused: a BASELINE must be the committed file itself)");
+  }
   nlohmann::json j;
   try {
     j = read_json_file(path);

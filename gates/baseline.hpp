@@ -34,6 +34,17 @@ struct Tolerance {
 enum class HistoryAction { ratchet, accept, freeze, unfreeze, init, remove };
 const char* to_string(HistoryAction a);
 
+/// One field an accept entry moved, from `from` to `to`. The merge-base check licenses a change
+/// only when an entry names it exactly: an entry is evidence of what was reviewed, so an accept
+/// of a value cannot stand in for a tolerance or a unit nobody looked at.
+template <class T>
+struct FieldChange {
+  T from{};
+  T to{};
+};
+
+bool operator==(const Tolerance& a, const Tolerance& b);
+
 struct HistoryEntry {
   std::string commit;               ///< commit of the record that caused the change
   std::string date;                 ///< ISO-8601 UTC
@@ -42,6 +53,13 @@ struct HistoryEntry {
   std::string reason;
   HistoryAction action = HistoryAction::init;
   std::string metric;               ///< file-level entries only: the metric concerned, if any
+  /// Accept entries: what else moved besides the value (absent when it did not). JSON:
+  /// "tolerance": {"from": {relative, absolute}, "to": {...}}, "unit"/"kind"/"better":
+  /// {"from": "...", "to": "..."}.
+  std::optional<FieldChange<Tolerance>> tolerance{};
+  std::optional<FieldChange<std::string>> unit{};
+  std::optional<FieldChange<std::string>> kind{};
+  std::optional<FieldChange<std::string>> better{};
 };
 
 struct BaselineMetric {
@@ -73,7 +91,8 @@ std::string metric_key(const std::string& suite, const std::string& metric);
 /// Splits a key at its first '/'; throws GateError when there is none.
 std::pair<std::string, std::string> split_metric_key(const std::string& key);
 
-/// baselines_dir/<machine_class>/<gate>.BASELINE.json
+/// baselines_dir/<machine_class>/<gate>.BASELINE.json. Throws GateError when either name is not
+/// a plain file name (letters, digits, '.', '_', '-'; not "." or "..").
 std::filesystem::path baseline_path(const std::filesystem::path& baselines_dir, const std::string& machine_class,
                                     const std::string& gate);
 

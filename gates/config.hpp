@@ -58,7 +58,9 @@ struct GateConfig {
   /// Counted metrics judged on equality (CompareSettings::equality_segments): a segment of the
   /// metric key, e.g. "graph_launches_per_token".
   std::vector<std::string> equality_metrics;
-  std::string target_branch = "origin/main";  ///< merge-base check; falls back to "main"
+  /// The merge-base's target when neither --target-branch nor the CI names one; honoured only
+  /// from the merge-base's copy of this file (runs/judge_inputs.hpp), never from the PR's.
+  std::string target_branch = "origin/main";
   QuietBoxThresholds quiet_box;
   /// Timed metrics judged against the merge-base build, interleaved (gates/interleaved.hpp).
   TimedJudgementConfig timed;

@@ -5,23 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "common/markdown_text.hpp"
+
 namespace atlas::gates {
 namespace {
 
-// Table cells must not break the row: escape pipes, flatten newlines.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+// One escaper for all markdown (common/markdown_text.hpp): metric keys, reasons and file names
+// come from records and files a PR author controls.
+std::string cell(const std::string& s) { return md_text(s); }
 
 const char* headline(Overall o) {
   switch (o) {
@@ -36,7 +27,7 @@ void table(const std::vector<const Verdict*>& rows, std::ostream& out) {
   out << "| metric | baseline | candidate | delta | verdict | why |\n|---|---:|---:|---:|---|---|\n";
   for (const auto* v : rows) {
     const std::string unit = v->unit.empty() ? "" : " " + v->unit;
-    out << "| `" << cell(v->key) << "` | " << format_value(v->baseline_value, v->unit) << (v->baseline_value ? unit : "") << " | "
+    out << "| " << md_code(v->key) << " | " << format_value(v->baseline_value, v->unit) << (v->baseline_value ? unit : "") << " | "
         << format_value(v->candidate_value, v->unit) << (v->candidate_value ? unit : "") << " | " << format_delta_pct(v->delta_pct)
         << " | " << to_string(v->status) << " | " << cell(v->why) << " |\n";
   }
@@ -69,9 +60,9 @@ int severity(VerdictStatus s) {
 }  // namespace
 
 void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
-  out << "### atlas-bench gate `" << r.gate << "`: **" << headline(r.decision.overall) << "**\n\n";
-  out << "Machine class `" << r.machine_class << "`, baseline `" << r.baseline_file << "`";
-  if (!r.commit.empty()) out << ", commit `" << r.commit.substr(0, 12) << "`";
+  out << "### atlas-bench gate " << md_code(r.gate) << ": **" << headline(r.decision.overall) << "**\n\n";
+  out << "Machine class " << md_code(r.machine_class) << ", baseline " << md_code(r.baseline_file);
+  if (!r.commit.empty()) out << ", commit " << md_code(r.commit.substr(0, 12));
   out << ".\n\n";
   for (const auto& why : r.decision.reasons) out << "- " << cell(why) << "\n";
   if (!r.decision.reasons.empty()) out << "\n";
@@ -100,15 +91,22 @@ void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
     table(quiet, out);
     out << "\n</details>\n";
   }
+  if (r.merge_base && r.merge_base->ran && !r.merge_base->changes.empty()) {
+    out << "\n**BASELINE changes since the merge-base** (`" << r.merge_base->base_commit.substr(0, 12) << "`):\n\n";
+    for (const auto& c : r.merge_base->changes) out << "- " << cell(c) << "\n";
+  }
   if (r.merge_base && r.merge_base->ran && !r.merge_base->violations.empty()) {
-    out << "\n**BASELINE loosened without review** (merge-base `" << r.merge_base->base_commit.substr(0, 12) << "` of `"
-        << r.merge_base->target << "`):\n\n";
+    out << "\n**BASELINE loosened without review** (merge-base " << md_code(r.merge_base->base_commit.substr(0, 12))
+        << " of " << md_code(r.merge_base->target) << "):\n\n";
     for (const auto& v : r.merge_base->violations) {
-      out << "- `" << cell(v.file) << "`" << (v.metric.empty() ? "" : " `" + cell(v.metric) + "`") << ": " << cell(v.problem)
+      out << "- " << md_code(v.file);
+      if (!v.metric.empty()) out << " " << md_code(v.metric);
+      out << ": " << cell(v.problem)
           << "\n";
     }
   } else if (r.merge_base && !r.merge_base->ran) {
-    out << "\nMerge-base check skipped: " << cell(r.merge_base->skipped_reason) << "\n";
+    out << "\nMerge-base check " << (r.merge_base->conclusive ? "skipped: " : "**could not run**: ")
+        << cell(r.merge_base->skipped_reason) << "\n";
   }
   if (!r.quiet_box_reasons.empty()) {
     out << "\n**Box not quiet:**\n\n";
@@ -121,7 +119,7 @@ void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
   out << "\n" << r.attempts.size() << " attempt(s)";
   if (dropped) out << ", " << dropped << " dropped (throttled)";
   out << ".";
-  if (!r.record_file.empty()) out << " Record: `" << r.record_file << "`.";
+  if (!r.record_file.empty()) out << " Record: " << md_code(r.record_file) << ".";
   out << "\n";
 }
 

@@ -145,7 +145,15 @@ void accept(Baseline& b, const std::string& key, const records::Record& record, 
   }
   auto& m = it->second;
   if (m.frozen) throw GateError("accept " + key + ": the metric is frozen; unfreeze it first");
-  m.history.push_back({stamp.commit, stamp.date, m.value, fresh.value, reason, HistoryAction::accept, ""});
+  // The entry names every field it moves, with both ends: the merge-base check licenses only
+  // what an entry names (an entry that said old == new used to license any tolerance or unit).
+  HistoryEntry h{stamp.commit, stamp.date, m.value, fresh.value, reason, HistoryAction::accept, ""};
+  if (!(m.tolerance == fresh.tolerance)) h.tolerance = FieldChange<Tolerance>{m.tolerance, fresh.tolerance};
+  if (m.unit != fresh.unit) h.unit = FieldChange<std::string>{m.unit, fresh.unit};
+  if (m.kind != fresh.kind) h.kind = FieldChange<std::string>{records::to_string(m.kind), records::to_string(fresh.kind)};
+  if (m.better != fresh.better)
+    h.better = FieldChange<std::string>{records::to_string(m.better), records::to_string(fresh.better)};
+  m.history.push_back(std::move(h));
   m.value = fresh.value;
   // ... and the tolerance the config now gives it: a reviewed accept is how a changed
   // metric_tolerance reaches a stored metric (ratchet never loosens one).

@@ -31,8 +31,12 @@ void TextPrinter::print(const GateReport& r, std::ostream& out) const {
   }
   if (r.merge_base) {
     if (!r.merge_base->ran) {
-      out << "merge-base check skipped: " << r.merge_base->skipped_reason << "\n";
+      out << "merge-base check " << (r.merge_base->conclusive ? "skipped: " : "could not run: ")
+          << r.merge_base->skipped_reason << "\n";
     } else {
+      // Every accept, remove and unfreeze since the merge-base, licensed or not: the reviewer
+      // reads them here, beside the verdict, not only in the BASELINE's diff.
+      for (const auto& c : r.merge_base->changes) out << "since the merge-base: " << c << "\n";
       for (const auto& v : r.merge_base->violations) {
         out << "merge-base (" << r.merge_base->target << " @ " << r.merge_base->base_commit.substr(0, 12) << "): " << v.file
             << (v.metric.empty() ? "" : " " + v.metric) << ": " << v.problem << "\n";

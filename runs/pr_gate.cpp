@@ -20,6 +20,7 @@
 #include "records/provenance.hpp"
 #include "records/store.hpp"
 #include "runs/counted_base.hpp"
+#include "runs/judge_inputs.hpp"
 
 namespace atlas::runs {
 namespace {
@@ -36,7 +37,10 @@ Overall worst(Overall a, Overall b) {
 
 int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out) {
   const GateRunOptions& c = o.common;
-  const GateConfig cfg = load_gate_config(gate_config_path(c.gate, c.config, build_source_dir()));
+  // The judge's inputs come from the merge-base (runs/judge_inputs.hpp): the target from the
+  // command line or CI, the gate and suite configs as committed there.
+  const JudgeInputs inputs = judge_inputs(o.target_branch, c.gate, c.config, c.baselines_dir, !o.timed_only, !o.no_timed);
+  const GateConfig& cfg = inputs.config;
   const records::MachineInfo machine = gate_machine(c.engine.backend, c.machine_class);
   const fs::path baseline_file = baseline_path(c.baselines_dir, machine.machine_class, cfg.gate);
   std::optional<Baseline> baseline;
@@ -79,8 +83,8 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
     judged.outcome.record.start_utc = records::utc_now_iso();
     judged.outcome.record.run_id = records::new_run_id();
   }
-  const MergeBaseReport merge_base =
-      check_merge_base(c.baselines_dir, o.target_branch.empty() ? cfg.target_branch : o.target_branch);
+  const JudgedBaseline judged_file{baseline_file, baseline_path("baselines", machine.machine_class, cfg.gate).generic_string()};
+  const MergeBaseReport merge_base = check_merge_base(inputs.merge_base, c.baselines_dir, &judged_file);
   // The merge-base binary, found or built once for both judgements against it.
   const bool timed_here = cfg.timed.enabled && !o.no_timed;
   BaseBinary base;
@@ -97,6 +101,13 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   // Without stored timed values the box's quietness cannot change an exact verdict.
   GateDecision decision = decide(judged.outcome, merge_base.ok(), stored_timed ? judged.quiet.quiet : true, c.allow_noisy);
   if (o.timed_only) decision = GateDecision{merge_base.ok() ? Overall::pass : Overall::regression, {}};
+  // Fail closed: a pass needs a judge the target branch reviewed. Outside git there is nothing
+  // to compare with (a note says so); in a checkout whose merge-base is missing (a shallow
+  // clone) or with inputs not committed at the merge-base, nothing reviewed the judge.
+  for (const auto& why : unreviewed_judge(inputs, merge_base, baseline.has_value() && !o.timed_only)) {
+    decision.reasons.push_back(why);
+    if (decision.overall == Overall::pass) decision.overall = Overall::inconclusive;
+  }
 
   TimedReport timed;
   if (cfg.timed.enabled && !o.no_timed) {
@@ -150,6 +161,12 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   record.verdicts["merge_base"] = to_json(merge_base);
   if (counted_here) record.verdicts["counted_vs_merge_base"] = to_json(counted);
   record.verdicts["gate_config"] = to_json(cfg);
+  // Where the judge's inputs came from: the merge-base's copies, or files as given.
+  nlohmann::json judge_files = nlohmann::json::array();
+  for (const auto& f : inputs.files) judge_files.push_back({{"source", f.source}, {"reviewed", f.reviewed}});
+  record.verdicts["judge"] = {{"target", inputs.merge_base.target},
+                              {"target_source", inputs.merge_base.target_source},
+                              {"files", judge_files}};
   // The record is written after the judgement and its failure (a full disk) must not hide the
   // verdict: it is printed either way, and the failed write makes the exit 3 (the run's evidence
   // is lost) after the table.
@@ -173,6 +190,7 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   report.merge_base = merge_base;
   report.timed = timed;
   if (o.timed_only) report.notes.push_back("stored baseline: not judged (--timed-only)");
+  for (const auto& n : inputs.notes) report.notes.push_back(n);
   for (const auto& n : counted_notes) report.notes.push_back(n);
   if (hidden_timed > 0)
     report.notes.push_back("stored baseline: " + std::to_string(hidden_timed) + " timed values not gated on " +

@@ -4,13 +4,20 @@
 #include "common/build_paths.hpp"
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <future>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/atomic_file.hpp"
 #include "common/json_file.hpp"
 #include "gates/baseline.hpp"
+#include "gates/baseline_lock.hpp"
+#include "gates/error.hpp"
+#include "gates/ratchet.hpp"
 #include "gates/process.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
@@ -159,4 +166,64 @@ TEST_CASE("quiet-box command reports JSON and exits 0 (quiet) or 2 (not quiet)")
   CHECK(j["quiet"].get<bool>() == (res.exit_status == 0));
   CHECK(j["cpu"]["cores"].get<int>() >= 1);
   CHECK(j.contains("gpu"));
+}
+
+TEST_CASE("baseline accept waits for another command's lock on the BASELINE folder; neither update is lost") {
+  // Two `baseline ratchet`/`accept` at once both read the old file and the later rename won:
+  // 19 of 20 trials lost an update, both exiting 0.
+  const auto run = cli("gates_cli_lock");
+  if (!run) return;
+  auto r = test::sample_record();
+  r.machine.machine_class = "cpu-test";
+  write_file_atomic(run->cwd / "rec.json", records::record_text(r));
+  const std::vector<std::string> common = {"--baselines-dir", "b", "--machine-class", "cpu-test"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  REQUIRE((*run)(with({"baseline", "init", "--record", "rec.json"})).exit_status == 0);
+  r.suites["ttft"].metrics["launches_per_token"].samples = {50, 50, 50};
+  write_file_atomic(run->cwd / "rec2.json", records::record_text(r));
+  const auto path = run->cwd / "b" / "cpu-test" / "pr.BASELINE.json";
+
+  std::optional<gates::BaselineLock> held;
+  held.emplace(path);  // another writer, in the middle of its read-change-write
+  auto accepting = std::async(std::launch::async, [&] {
+    return (*run)(with({"baseline", "accept", "--record", "rec2.json", "--metric", "ttft/launches_per_token", "--reason",
+                        "split kernel"}));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the accept has started and waits
+  auto b = gates::load_baseline(path);
+  gates::freeze(b, "ttft/launches_per_token", "the other writer's change", {"other", "2026-12-02T12:00:00Z"});
+  gates::unfreeze(b, "ttft/launches_per_token", "the other writer's change", {"other", "2026-12-02T12:00:00Z"});
+  gates::save_baseline(path, b);
+  held.reset();
+  const auto res = accepting.get();
+  INFO(res.out, res.err);
+  REQUIRE(res.exit_status == 0);
+  CHECK(res.err.find("waiting for another baseline command to finish with b/cpu-test") != std::string::npos);
+  const auto after = gates::load_baseline(path);
+  const auto& m = after.metrics.at("ttft/launches_per_token");
+  CHECK(m.value == 50);                 // the accept
+  REQUIRE(m.history.size() == 4);       // init, the other writer's freeze and unfreeze, accept
+  CHECK(m.history[1].reason == "the other writer's change");
+  CHECK(m.history[3].reason == "split kernel");
+}
+
+TEST_CASE("baseline init refuses a record whose machine_class is not a plain folder name") {
+  const auto run = cli("gates_cli_machine_class");
+  if (!run) return;
+  auto r = test::sample_record();
+  r.machine.machine_class = "cpu-test";
+  auto j = records::to_json(r);
+  j["machine"]["machine_class"] = "../../escaped";  // the layout check of write_to_store is not on this path
+  write_file_atomic(run->cwd / "rec.json", j.dump());
+  const auto res = (*run)({"baseline", "init", "--record", "rec.json", "--baselines-dir", "b"});
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 3);
+  CHECK(res.err.find("machine class \"../../escaped\": expected 1-100 letters, digits, '.', '_' or '-'") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(run->cwd / ".." / "escaped"));
+  CHECK_THROWS_AS(gates::baseline_path("b", "..", "pr"), gates::GateError);
+  CHECK(gates::baseline_path("b", "cpu-2c-x86_64", "pr") == std::filesystem::path("b/cpu-2c-x86_64/pr.BASELINE.json"));
 }

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "gates/merge_base_check.hpp"
+#include "gates/error.hpp"
+#include "gates/target_ref.hpp"
 #include "gates/process.hpp"
 #include "gates/ratchet.hpp"
 #include "tests/gates/gate_fixtures.hpp"
@@ -159,4 +161,170 @@ TEST_CASE("merge-base check: skipped outside git and for an unknown target") {
   CHECK(!r.ran);
   CHECK(!r.skipped_reason.empty());
   CHECK(r.ok());
+  CHECK_FALSE(r.conclusive);  // inside a checkout, a missing target leaves nothing checked: the gate cannot pass
+}
+
+TEST_CASE("merge-base check: an accept entry licenses only the moves it names") {
+  // Any added accept entry (even one whose old equals its new) used to license any value, any
+  // tolerance increase and any unit or kind change.
+  const auto repo = repo_with_baseline("gates_mb_accept_exact");
+  auto b = load(repo);
+  auto& p50 = b.metrics["ttft/p50"];
+  p50.history.push_back({"feature", "2026-12-02T10:00:00Z", 100.0, 100.0, "noise", HistoryAction::accept, ""});
+  p50.value = 130;
+  p50.tolerance.relative = 0.5;
+  b.metrics["ttft/launches"].unit = "launches";
+  b.metrics["ttft/launches"].history.push_back(
+      {"feature", "2026-12-02T10:00:00Z", 7.0, 7.0, "rename", HistoryAction::accept, ""});
+  save(repo, b);
+  auto r = check_merge_base(repo / "baselines", "main");
+  REQUIRE(r.violations.size() == 3);
+  CHECK(r.violations[0].metric == "ttft/launches");
+  CHECK(r.violations[0].problem ==
+        "unit changed from count to launches without an accept history entry naming that change (`atlas-bench baseline "
+        "accept`)");
+  CHECK(r.violations[1].problem ==
+        "value loosened from 100.0 to 130.0 without an accept history entry from the old value to the new one "
+        "(`atlas-bench baseline accept`)");
+  CHECK(r.violations[2].problem ==
+        "tolerance loosened (relative 0.05, absolute 0.0 -> relative 0.5, absolute 0.0) without an accept history entry "
+        "naming that tolerance change");
+  // Both entries are listed for the reviewer, licensed or not.
+  REQUIRE(r.changes.size() == 2);
+  CHECK(r.changes[1] ==
+        "baselines/cpu-test/pr.BASELINE.json ttft/p50: accept 100.0 -> 100.0 (feature 2026-12-02T10:00:00Z): \"noise\"");
+
+  // A hand-written "ratchet" entry that loosens is no review either; a chain of accepts that
+  // names each step (100 -> 120 -> 130, the tolerance 0.05 -> 0.5) is.
+  git(repo, {"checkout", "-q", "--", "."});
+  b = load(repo);
+  auto& m = b.metrics["ttft/p50"];
+  m.history.push_back({"feature", "d", 100.0, 130.0, "ratchet?", HistoryAction::ratchet, ""});
+  m.value = 130;
+  save(repo, b);
+  CHECK_FALSE(check_merge_base(repo / "baselines", "main").ok());
+  m.history.pop_back();
+  m.history.push_back({"feature", "d", 100.0, 120.0, "first", HistoryAction::accept, ""});
+  HistoryEntry second{"feature", "d", 120.0, 130.0, "second", HistoryAction::accept, ""};
+  second.tolerance = FieldChange<Tolerance>{{0.05, 0}, {0.5, 0}};
+  m.history.push_back(second);
+  m.tolerance.relative = 0.5;
+  save(repo, b);
+  r = check_merge_base(repo / "baselines", "main");
+  CHECK(r.ok());
+  REQUIRE(r.changes.size() == 2);
+  CHECK(r.changes[1].find("accept 120.0 -> 130.0, tolerance relative 0.05, absolute 0.0 -> relative 0.5, absolute 0.0") !=
+        std::string::npos);
+}
+
+TEST_CASE("merge-base check: baseline accept names the tolerance it adopts, and that entry licenses it") {
+  const auto repo = repo_with_baseline("gates_mb_accept_tolerance");
+  auto b = load(repo);
+  GateConfig cfg = test::test_config();
+  cfg.timed_tolerance = {0.2, 0};  // the config now gives timed metrics 20 %
+  accept(b, "ttft/p50", test::record_with("ttft", "p50", test::metric(test::spread(120, 2, 6))), "slower", cfg, kStamp);
+  const auto& h = b.metrics["ttft/p50"].history.back();
+  REQUIRE(h.tolerance.has_value());
+  CHECK(h.tolerance->from.relative == 0.05);
+  CHECK(h.tolerance->to.relative == 0.2);
+  save(repo, b);
+  // The entry round-trips through the file, and the check licenses exactly that move.
+  CHECK(load(repo).metrics["ttft/p50"].history.back().tolerance->to.relative == 0.2);
+  CHECK(check_merge_base(repo / "baselines", "main").ok());
+  b = load(repo);
+  b.metrics["ttft/p50"].tolerance.relative = 0.3;  // beyond what the entry names
+  save(repo, b);
+  CHECK_FALSE(check_merge_base(repo / "baselines", "main").ok());
+}
+
+TEST_CASE("merge-base check: a hash value moves only with an accept; a suite identity only with an accept of its metrics") {
+  const auto repo = test::scratch_dir("gates_mb_hash");
+  git(repo, {"init", "-q"});
+  auto b = test::baseline_with("ttft/output_fnv1a32",
+                               test::baseline_metric(1000, {1000}, records::MetricKind::counted, records::Better::lower,
+                                                     {0, 0}, "fnv1a32"));
+  b.identity = {{"suites", {{"ttft", {{"lengths", {16, 64}}}}}}};
+  save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
+  git(repo, {"add", "-A"});
+  git(repo, {"commit", "-q", "-m", "baseline"});
+  git(repo, {"checkout", "-q", "-b", "feature"});
+  // A lower fingerprint read as "tightened" (lower is better); and a shrunk suite config in the
+  // identity matched a PR that ran less work.
+  b.metrics["ttft/output_fnv1a32"].value = 10;
+  b.identity["suites"]["ttft"]["lengths"] = {16};
+  save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
+  const auto r = check_merge_base(repo / "baselines", "main");
+  REQUIRE(r.violations.size() == 2);
+  CHECK(r.violations[0].problem.find("hash value changed from 1000.0 to 10.0") == 0);
+  CHECK(r.violations[1].problem ==
+        "identity.suites.ttft changed since the merge-base without an accept of one of its metrics");
+}
+
+TEST_CASE("merge-base check: a symlink under the baselines folder is refused, not read as new plus deleted") {
+  const auto repo = repo_with_baseline("gates_mb_symlink");
+  auto loose = load(repo);
+  loose.metrics["ttft/p50"].value = 500;
+  const auto elsewhere = repo / "elsewhere.json";
+  save_baseline(elsewhere, loose);
+  const auto file = baseline_path(repo / "baselines", "cpu-test", "pr");
+  std::filesystem::remove(file);
+  std::filesystem::create_symlink(elsewhere, file);
+  const auto r = check_merge_base(repo / "baselines", "main");
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].file == "baselines/cpu-test/pr.BASELINE.json");
+  CHECK(r.violations[0].problem.find("a symlink under the baselines folder (refused") == 0);
+  CHECK(r.notes.empty());  // not "deleted (its gate no longer runs)"
+  CHECK_THROWS_WITH_AS(load_baseline(file), doctest::Contains("is a symlink (refused"), GateError);
+}
+
+TEST_CASE("merge-base check: a judged BASELINE outside the checkout is checked against the committed one") {
+  // `--baselines-dir` added through the Makefile's GATE_ARGS: a loosened copy elsewhere passed.
+  const auto repo = repo_with_baseline("gates_mb_outside");
+  auto loose = load(repo);
+  loose.metrics["ttft/p50"].value = 500;
+  const auto outside = std::filesystem::temp_directory_path() / "atlas-gates-mb-outside";
+  std::filesystem::remove_all(outside);
+  const auto file = baseline_path(outside, "cpu-test", "pr");
+  save_baseline(file, loose);
+  const JudgedBaseline judged{file, "baselines/cpu-test/pr.BASELINE.json"};
+  const auto mb = find_merge_base(repo, choose_target("main", ""));
+  const auto r = check_merge_base(mb, outside, &judged);
+  std::filesystem::remove_all(outside);
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].file == file.string() + " (judged in place of baselines/cpu-test/pr.BASELINE.json)");
+  CHECK(r.violations[0].problem.find("value loosened from 100.0 to 500.0") == 0);
+  CHECK(r.judged_file_at_merge_base);
+}
+
+TEST_CASE("merge-base check: a shallow clone or a missing target fails closed; outside git it is only skipped") {
+  const auto repo = repo_with_baseline("gates_mb_shallow");
+  git(repo, {"commit", "-q", "--allow-empty", "-m", "feature work"});
+  const auto clone = test::scratch_dir("gates_mb_shallow_clone");
+  git(clone, {"clone", "-q", "--depth", "1", "--branch", "feature", "file://" + repo.string(), "c"});
+  const auto r = check_merge_base(clone / "c" / "baselines", "");
+  CHECK_FALSE(r.ran);
+  CHECK_FALSE(r.conclusive);
+  CHECK(r.skipped_reason.find("this is a shallow checkout") != std::string::npos);
+
+  const auto outside = std::filesystem::temp_directory_path() / "atlas-gates-mb-nogit";
+  std::filesystem::create_directories(outside / "baselines");
+  const auto none = check_merge_base(outside / "baselines", "");
+  std::filesystem::remove_all(outside);
+  CHECK_FALSE(none.ran);
+  CHECK(none.conclusive);
+}
+
+TEST_CASE("target ref: the command line, then the CI's variables, then the reviewed config, then origin/main") {
+  auto env = [](std::string var, std::string value) {
+    return [=](const char* name) { return var == name ? value : std::string(); };
+  };
+  const auto none = env("", "");
+  CHECK(choose_target("release", "x", env("GITHUB_BASE_REF", "main")).candidates == std::vector<std::string>{"release"});
+  const auto gh = choose_target("", "", env("GITHUB_BASE_REF", "develop"));
+  CHECK(gh.candidates == std::vector<std::string>{"origin/develop", "develop"});
+  CHECK(gh.source == "GITHUB_BASE_REF");
+  CHECK(choose_target("", "", env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main")).candidates ==
+        std::vector<std::string>{"origin/main", "main"});
+  CHECK(choose_target("", "stable", none).candidates == std::vector<std::string>{"stable"});
+  CHECK(choose_target("", "", none).candidates == std::vector<std::string>{"origin/main", "main"});
 }

@@ -20,6 +20,7 @@
 #include "records/record_io.hpp"
 #include "records/store.hpp"
 #include "runs/pr_gate.hpp"
+#include "tests/gates/git_repo.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas;
@@ -52,12 +53,25 @@ runs::PrGateOptions options(const fs::path& dir) {
   return o;
 }
 
+/// The working directory for one test: the gate judges the checkout it runs in.
+struct InDirectory {
+  explicit InDirectory(const fs::path& dir) : old(fs::current_path()) { fs::current_path(dir); }
+  ~InDirectory() { fs::current_path(old); }
+  fs::path old;
+};
+
 }  // namespace
 
 TEST_CASE("run_pr_gate: not judged without a baseline (exit 3), pass against its own baseline, regression when tightened") {
   REQUIRE_MESSAGE(fs::exists(test::stories_bin()), test::stories_bin().string() << " not found (make test needs the data directory)");
+  // A checkout of its own whose main holds the gate config: the gate judges with the configs and
+  // BASELINE committed at the merge-base (here HEAD, on main).
   const fs::path dir = test::scratch_dir("runs_pr_gate");
+  test::git(dir, {"init", "-q"});
   const runs::PrGateOptions o = options(dir);
+  test::git(dir, {"add", "gate.json", "suite.json"});
+  test::git(dir, {"commit", "-q", "-m", "gate config"});
+  const InDirectory in_checkout(dir);
   const runs::RunContext ctx{test::data_dir().string(), {"atlas-bench", "gate"}};
 
   std::ostringstream out;
@@ -76,6 +90,12 @@ TEST_CASE("run_pr_gate: not judged without a baseline (exit 3), pass against its
   // Only counted and accuracy values are stored on a class that is not quiet.
   REQUIRE_FALSE(b.metrics.empty());
   gates::save_baseline(baseline_file, b);
+  // Not committed yet, the BASELINE is nobody's reviewed floor: the gate cannot pass.
+  out.str("");
+  CHECK(runs::run_pr_gate(o, ctx, out) == to_int(ExitCode::inconclusive));
+  CHECK(out.str().find("is not committed at the merge-base") != std::string::npos);
+  test::git(dir, {"add", "baselines"});
+  test::git(dir, {"commit", "-q", "-m", "baseline"});
 
   out.str("");
   CHECK(runs::run_pr_gate(o, ctx, out) == to_int(ExitCode::pass));

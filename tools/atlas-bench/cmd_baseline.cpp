@@ -9,6 +9,7 @@
 
 #include "common/exit_code.hpp"
 #include "gates/baseline.hpp"
+#include "gates/baseline_lock.hpp"
 #include "gates/config.hpp"
 #include "gates/error.hpp"
 #include "gates/history_check.hpp"
@@ -108,6 +109,7 @@ int init(const Options& o) {
   const auto rec = load_record(o);
   const auto cls = machine_class_of(o, &rec);
   const auto path = baseline_path(o.baselines_dir, cls, cfg.gate);
+  const BaselineLock lock(path);
   if (fs::exists(path) && !o.force) {
     throw GateError(path.string() + " exists; use `baseline ratchet`/`accept`, or --force to start over (history is lost)");
   }
@@ -122,6 +124,7 @@ int ratchet_cmd(const Options& o) {
   const auto cfg = config_of(o);
   const auto rec = load_record(o);
   const auto path = baseline_path(o.baselines_dir, machine_class_of(o, &rec), cfg.gate);
+  const BaselineLock lock(path);  // read, change, write: one command at a time
   auto b = load_baseline(path);
   const auto res = ratchet(b, rec, cfg, {rec.git.commit, records::utc_now_iso()});
   auto value_of = [&](const std::string& k) { return format_value(b.metrics.at(k).value, b.metrics.at(k).unit); };
@@ -147,6 +150,7 @@ int accept_cmd(const Options& o) {
   if (o.remove) {
     if (!o.suites.empty()) throw GateError("accept --remove: name the metrics with --metric (--suite is not taken)");
     const auto path = baseline_path(o.baselines_dir, machine_class_of(o, nullptr), cfg.gate);
+    const BaselineLock lock(path);
     auto b = load_baseline(path);
     for (const auto& m : o.metrics) remove_metric(b, m, o.reason, head_stamp());
     save_baseline(path, b);
@@ -155,6 +159,7 @@ int accept_cmd(const Options& o) {
   }
   const auto rec = load_record(o);
   const auto path = baseline_path(o.baselines_dir, machine_class_of(o, &rec), cfg.gate);
+  const BaselineLock lock(path);
   auto b = load_baseline(path);
   std::vector<std::string> keys = o.metrics;
   for (const auto& suite : o.suites) {
@@ -171,7 +176,13 @@ int accept_cmd(const Options& o) {
   save_baseline(path, b);
   for (const auto& key : keys) {
     const auto& accepted = b.metrics.at(key);
-    std::cout << "accepted " << key << " = " << format_value(accepted.value, accepted.unit) << "\n";
+    std::cout << "accepted " << key << " = " << format_value(accepted.value, accepted.unit);
+    // The tolerance adopted from the config is said, and named in the history entry, so a
+    // loosened tolerance is never a silent side effect of accepting a value.
+    if (const auto& h = accepted.history.back(); h.tolerance)
+      std::cout << ", tolerance relative " << h.tolerance->from.relative << " -> " << h.tolerance->to.relative
+                << ", absolute " << h.tolerance->from.absolute << " -> " << h.tolerance->to.absolute;
+    std::cout << "\n";
   }
   std::cout << keys.size() << " metric(s) accepted in " << path.string() << "\n";
   return 0;
@@ -179,6 +190,7 @@ int accept_cmd(const Options& o) {
 
 int freeze_cmd(const Options& o, bool frozen) {
   const auto path = baseline_path(o.baselines_dir, machine_class_of(o, nullptr), o.gate);
+  const BaselineLock lock(path);
   auto b = load_baseline(path);
   if (frozen) {
     freeze(b, o.metric, o.reason, head_stamp());

@@ -1,0 +1,191 @@
+// End to end: the holes through which a pull request's own tree made a planted regression pass
+// (`atlas-bench gate --timed-only` in a scratch checkout, the base side given as this same
+// binary). Each case is a PR branch off "main" that edits what the judge reads; each must not
+// pass. Short suites and few rounds, as in timed_gate_cli_test.cpp.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/atomic_file.hpp"
+#include "common/json_file.hpp"
+#include "gates/baseline.hpp"
+#include "gates/judge_file.hpp"
+#include "gates/process.hpp"
+#include "tests/gates/gate_fixtures.hpp"
+#include "tests/gates/git_repo.hpp"
+#include "tests/sanitized.hpp"
+#include "tests/test_data.hpp"
+
+using namespace atlas;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kSuites = R"({
+  "name": "judge-holes-test", "description": "tiny", "seed": 1,
+  "suites": {"decode-anatomy": {"warmup": 1, "repetitions": 3, "prompt_tokens": 8, "decode_tokens": 32}}
+})";
+
+nlohmann::json gate_config() {
+  return nlohmann::json::parse(R"({
+  "schema_version": 1, "gate": "pr", "suites": ["decode-anatomy"], "suite_config": "suites.json",
+  "timed": {
+    "suite_config": "suites.json", "suites": ["decode-anatomy"],
+    "metrics": {"decode-anatomy/us_per_token": 0.05},
+    "looks": [12, 20], "time_cap_s": 300,
+    "max_wait_share": 0.95, "max_wait_gap": 0.95, "max_disturbed_share": 0.9
+  }
+})");
+}
+
+const char* exe_or_skip() {
+  const char* exe = std::getenv("ATLAS_BENCH_EXE");
+  if (!exe || !*exe || !fs::exists(exe)) {
+    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    return nullptr;
+  }
+  if (test::kSanitized) {
+    MESSAGE("skipped: timed gate under AddressSanitizer measures the sanitizer, not the gate");
+    return nullptr;
+  }
+  return exe;
+}
+
+// main: the gate config, its suite config and a BASELINE of class cpu-test (one counted metric,
+// 7, with its init entry); HEAD on branch "feature".
+fs::path pr_checkout(const std::string& name) {
+  const fs::path repo = test::scratch_dir(name);
+  test::git(repo, {"init", "-q"});
+  write_file_atomic(repo / "suites.json", kSuites);
+  write_json_file_atomic(repo / "gates" / "config" / "pr.json", gate_config());
+  auto m = test::baseline_metric(7, {7}, records::MetricKind::counted, records::Better::lower, {0, 0}, "count");
+  m.history.push_back({"c0ffee", "2026-12-02T10:00:00Z", std::nullopt, 7.0, "initial baseline", gates::HistoryAction::init, ""});
+  gates::save_baseline(gates::baseline_path(repo / "baselines", "cpu-test", "pr"),
+                       test::baseline_with("decode-anatomy/stage_calls_per_token/attention", m));
+  test::git(repo, {"add", "-A"});
+  test::git(repo, {"commit", "-q", "-m", "main"});
+  test::git(repo, {"checkout", "-q", "-b", "feature"});
+  return repo;
+}
+
+void loosen_baseline(const fs::path& baselines) {
+  const auto file = gates::baseline_path(baselines, "cpu-test", "pr");
+  auto b = gates::load_baseline(file);
+  b.metrics.begin()->second.value = 70;
+  b.metrics.begin()->second.history.back().new_value = 70.0;  // the history rewritten to match
+  gates::save_baseline(file, b);
+}
+
+gates::ProcessResult gate(const char* exe, const fs::path& cwd, std::vector<std::string> extra) {
+  std::vector<std::string> argv = {exe,           "gate",      "--timed-only",   "--base-bin", exe, "--machine-class",
+                                   "cpu-test",    "--store",   "store"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return gates::run_process(argv, cwd);
+}
+
+}  // namespace
+
+TEST_CASE("judge holes: the PR's timed metrics and suite config are shown, not obeyed") {
+  const char* exe = exe_or_skip();
+  if (!exe) return;
+  const fs::path repo = pr_checkout("gates_judge_timed_metrics");
+  // The PR judges a counted constant instead of the time per token, and times less work: with
+  // its own config a +200 us per token slowdown passed.
+  auto cfg = gate_config();
+  cfg["timed"]["metrics"] = {{"decode-anatomy/stage_calls_per_token/attention", 0.05}};
+  write_json_file_atomic(repo / "gates" / "config" / "pr.json", cfg);
+  auto suites = nlohmann::json::parse(kSuites);
+  suites["suites"]["decode-anatomy"]["decode_tokens"] = 4;
+  write_json_file_atomic(repo / "suites.json", suites);
+  test::git(repo, {"commit", "-q", "-am", "judge differently"});
+  const auto res = gate(exe, repo, {"--inject-decode-delay-us", "200"});
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 1);
+  CHECK(res.out.find("decode-anatomy/us_per_token") != std::string::npos);
+  CHECK(res.out.find("gate config gates/config/pr.json changed since the merge-base (/timed/metrics): judged with the "
+                     "merge-base's copy") != std::string::npos);
+  CHECK(res.out.find("timed suite config suites.json changed since the merge-base "
+                     "(/suites/decode-anatomy/decode_tokens)") != std::string::npos);
+}
+
+TEST_CASE("judge holes: \"target_branch\": \"HEAD\" in the PR's gate config does not pick the merge-base") {
+  const char* exe = exe_or_skip();
+  if (!exe) return;
+  const fs::path repo = pr_checkout("gates_judge_target_head");
+  auto cfg = gate_config();
+  cfg["target_branch"] = "HEAD";  // merge-base HEAD HEAD = HEAD: the BASELINE compared with itself
+  cfg["timed"]["looks"] = {8};
+  write_json_file_atomic(repo / "gates" / "config" / "pr.json", cfg);
+  loosen_baseline(repo / "baselines");
+  test::git(repo, {"commit", "-q", "-am", "loosen"});
+  const auto res = gate(exe, repo, {});
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 1);
+  CHECK(res.out.find("merge-base (main @ ") != std::string::npos);
+  CHECK(res.out.find("value loosened from 7.0 to 70.0") != std::string::npos);
+}
+
+TEST_CASE("judge holes: a shallow checkout fails closed instead of skipping the merge-base check") {
+  const char* exe = exe_or_skip();
+  if (!exe) return;
+  const fs::path repo = pr_checkout("gates_judge_shallow");
+  auto cfg = gate_config();
+  cfg["timed"]["looks"] = {8};
+  write_json_file_atomic(repo / "gates" / "config" / "pr.json", cfg);
+  loosen_baseline(repo / "baselines");
+  test::git(repo, {"commit", "-q", "-am", "loosen"});
+  const fs::path clone = test::scratch_dir("gates_judge_shallow_clone");
+  test::git(clone, {"clone", "-q", "--depth", "1", "--branch", "feature", "file://" + repo.string(), "c"});
+  const auto res = gate(exe, clone / "c", {});
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 2);
+  CHECK(res.out.find("merge-base check could not run: target branch not found (tried origin/main and main, from "
+                     "default); this is a shallow checkout") != std::string::npos);
+  CHECK(res.out.find("the result cannot pass") != std::string::npos);
+}
+
+TEST_CASE("judge holes: --baselines-dir outside the checkout (GATE_ARGS) is checked against the committed BASELINE") {
+  const char* exe = exe_or_skip();
+  if (!exe) return;
+  const fs::path repo = pr_checkout("gates_judge_baselines_dir");
+  auto cfg = gate_config();
+  cfg["timed"]["looks"] = {8};
+  write_json_file_atomic(repo / "gates" / "config" / "pr.json", cfg);
+  test::git(repo, {"commit", "-q", "-am", "fewer looks"});
+  const fs::path outside = fs::temp_directory_path() /
+                           ("atlas-judge-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  fs::copy(repo / "baselines", outside, fs::copy_options::recursive);
+  loosen_baseline(outside);
+  const auto res = gate(exe, repo, {"--baselines-dir", outside.string()});
+  fs::remove_all(outside);
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 1);
+  CHECK(res.out.find("(judged in place of baselines/cpu-test/pr.BASELINE.json) decode-anatomy/stage_calls_per_token/"
+                     "attention: value loosened from 7.0 to 70.0") != std::string::npos);
+}
+
+TEST_CASE("judge file: the merge-base's copy, with the changed fields named; an uncommitted file is not reviewed") {
+  const fs::path repo = test::scratch_dir("gates_judge_file");
+  test::git(repo, {"init", "-q"});
+  write_file_atomic(repo / "suites.json", kSuites);
+  test::git(repo, {"add", "-A"});
+  test::git(repo, {"commit", "-q", "-m", "main"});
+  auto shrunk = nlohmann::json::parse(kSuites);
+  shrunk["suites"]["decode-anatomy"]["repetitions"] = 1;
+  write_json_file_atomic(repo / "suites.json", shrunk);
+  write_file_atomic(repo / "new.json", "{}");
+  const auto mb = gates::find_merge_base(repo, gates::choose_target("main", ""));
+  REQUIRE(mb.found());
+  const auto f = gates::judge_file(mb, repo / "suites.json", "suite config");
+  CHECK(f.reviewed);
+  CHECK(f.text == kSuites);
+  CHECK(f.note == "suite config suites.json changed since the merge-base (/suites/decode-anatomy/repetitions): judged "
+                  "with the merge-base's copy; the change takes effect once merged");
+  const auto n = gates::judge_file(mb, repo / "new.json", "gate config");
+  CHECK_FALSE(n.reviewed);
+  CHECK(n.note.find("is not committed at the merge-base") != std::string::npos);
+}
