@@ -13,6 +13,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(source + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // A number out of range ("1e999") is out_of_range, not parse_error: it escaped as an
+    // internal error and stopped `records list` for the whole store.
+    throw InputError(source + ": malformed JSON: " + e.what());
   }
 }
 

@@ -250,3 +250,32 @@ TEST_CASE("atlas-bench run: usage errors stop before any work, naming what is wr
   CHECK(r.out.find("[ttft") == std::string::npos);
   CHECK_FALSE(fs::exists(store));
 }
+
+TEST_CASE("atlas-bench records list: a bad record is named with its reason and the rest listed; merge refuses deep nesting") {
+  // One wrong-typed field or a 1e999 sample used to make `records list` useless for the whole
+  // store; a record nested 10^6 deep crashed it (and merge's output grew quadratically).
+  if (!have_exe()) return;
+  const auto store = atlas::test::scratch_dir("cli_records_hostile");
+  const auto good = atlas::records::write_to_store(atlas::test::sample_record(), store);
+  auto text = atlas::records::record_text(atlas::test::sample_record("eeee000000000000000000000000000000000000"));
+  const auto at = text.find("10.5");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 4, "1e999");
+  const auto bad = store / "cpu-2c-x86_64" / "eeee000000000000000000000000000000000000" / "pr-20261129T143320Z.json";
+  atlas::write_file_atomic(bad, text);
+  const auto deep = store / "deep.json";
+  atlas::write_file_atomic(deep, std::string(100000, '[') + std::string(100000, ']'));
+
+  auto r = run("records list --benchmarks-dir '" + store.string() + "'");
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("unreadable") != std::string::npos);
+  CHECK(r.out.find(good.string()) != std::string::npos);
+  CHECK(r.out.find("atlas-bench: unreadable record: " + bad.string() +
+                   ": malformed JSON: [json.exception.out_of_range.406] number overflow parsing '1e999'") !=
+        std::string::npos);
+  r = run("records merge --out '" + (store / "m.json").string() + "' '" + deep.string() + "' '" + good.string() + "'");
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("deep.json: nested deeper than 256 levels (refused before parsing)") != std::string::npos);
+  CHECK_FALSE(fs::exists(store / "m.json"));
+}

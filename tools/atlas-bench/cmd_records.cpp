@@ -39,12 +39,17 @@ int list(const RecordsArgs& a) {
   }
   // What kind of run each record is (read from the file): which of a commit's records are
   // comparable is not visible from the path alone.
+  // A record that does not read (a wrong-typed field, a 1e999 sample, a file nested too deep)
+  // is listed as unreadable with its reason, and the rest of the store is still listed.
   std::vector<std::optional<records::RecordKind>> kinds;
+  std::vector<std::string> errors;
   for (const auto& s : rows) {
     try {
       kinds.push_back(records::kind_of(records::read_record(s.path)));
-    } catch (const atlas::Error&) {
+      errors.emplace_back();
+    } catch (const atlas::Error& e) {
       kinds.push_back(std::nullopt);
+      errors.emplace_back(e.what());
     }
   }
   auto kind_text = [](const std::optional<records::RecordKind>& k) -> std::string {
@@ -76,6 +81,7 @@ int list(const RecordsArgs& a) {
                    {"target", k ? nlohmann::json(k->target) : nlohmann::json(nullptr)},
                    {"test_hooks", k ? nlohmann::json(k->hooks) : nlohmann::json(nullptr)},
                    {"valid", k ? nlohmann::json(k->valid) : nlohmann::json(nullptr)}});
+      if (!k) j.back()["error"] = errors[i];
     }
     std::cout << j.dump(2) << "\n";
     return to_int(ExitCode::pass);
@@ -93,6 +99,8 @@ int list(const RecordsArgs& a) {
                 s.path.string().c_str());
   }
   if (rows.empty()) std::cerr << "no records under " << a.store << "\n";
+  for (const auto& e : errors)
+    if (!e.empty()) std::cerr << "atlas-bench: unreadable record: " << e << "\n";
   return to_int(ExitCode::pass);
 }
 
