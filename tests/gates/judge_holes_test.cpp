@@ -189,3 +189,23 @@ TEST_CASE("judge file: the merge-base's copy, with the changed fields named; an 
   CHECK_FALSE(n.reviewed);
   CHECK(n.note.find("is not committed at the merge-base") != std::string::npos);
 }
+
+TEST_CASE("judge holes: a --config outside the checkout (GATE_ARGS) is used as given but cannot pass") {
+  const char* exe = exe_or_skip();
+  if (!exe) return;
+  const fs::path repo = pr_checkout("gates_judge_config_outside");
+  auto cfg = gate_config();
+  cfg["timed"]["looks"] = {8};
+  cfg["timed"]["suite_config"] = (repo / "suites.json").string();
+  const fs::path outside = fs::temp_directory_path() /
+                           ("atlas-judge-config-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) +
+                            ".json");
+  write_json_file_atomic(outside, cfg);
+  const auto res = gate(exe, repo, {"--config", outside.string()});
+  fs::remove(outside);
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 2);
+  CHECK(res.out.find("gate config " + outside.string() +
+                     " lies outside the checkout, so not at the merge-base ") != std::string::npos);
+  CHECK(res.out.find(": judged with it as given, so the result cannot pass") != std::string::npos);
+}

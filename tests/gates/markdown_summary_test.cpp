@@ -74,3 +74,22 @@ TEST_CASE("markdown summary: regressions first; 'new' rows folded on their own a
   CHECK(m.find("`agentic/a`") > fold);
   CHECK(m.find("`agentic/a`") < m.find("`bfcl/c`"));
 }
+
+TEST_CASE("markdown summary: every BASELINE change since the merge-base is listed, names escaped") {
+  GateReport rep;
+  rep.gate = "pr";
+  rep.machine_class = "cpu-test";
+  MergeBaseReport mb;
+  mb.ran = true;
+  mb.base_commit = "0123456789abcdef";
+  mb.target = "main";
+  mb.changes = {"baselines/cpu-test/pr.BASELINE.json ttft/p50: accept 100.0 -> 120.0 (feature d): \"@team see <b>x</b>\""};
+  rep.merge_base = mb;
+  std::ostringstream md;
+  MarkdownPrinter{}.print(rep, md);
+  const std::string m = md.str();
+  INFO(m);
+  CHECK(m.find("**BASELINE changes since the merge-base** (`0123456789ab`):\n\n- baselines/cpu-test/pr.BASELINE.json "
+               "ttft/p50: accept 100.0 -&gt; 120.0 (feature d): \"&#64;team see &lt;b&gt;x&lt;/b&gt;\"\n") !=
+        std::string::npos);
+}
