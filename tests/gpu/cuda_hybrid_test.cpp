@@ -311,7 +311,8 @@ TEST_CASE("qwen3-next-tiny: MoE routing on the host vetoes capture per moe layer
   ATLAS_REQUIRE_GPU();
   const engine::Model m = tiny_hybrid(512);
   engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 512);
-  o.chunked_prefill = false;  // host routing runs prompts as decode steps: both sides alike, for equal bits
+  // Both prefill the prompt in one chunk: host routing there too (one D2H, sync and H2D per moe
+  // layer per chunk), so the bits must stay equal from the prompt on.
   CudaDecoder dev(m, o);
   o.moe_host_routing = true;
   CudaDecoder host(m, o);

@@ -161,9 +161,9 @@ class MoeBlock final : public DeviceBlock {
     s.tape.kernel(Stage::moe_experts, [&] { kernels::moe_down(a, st); });
   }
 
-  // Routing on the host is the investigation's decode pattern: its prompts run as decode steps.
-  bool has_chunked_prefill() const override { return !host_routing_; }
-  int prefill_f_cols() const override { return router_rows_ + 2 * K_ + 1; }  // logits, weights, ids
+  bool has_chunked_prefill() const override { return true; }
+  // logits, weights, ids (and the host's choice, host routing)
+  int prefill_f_cols() const override { return router_rows_ + 2 * K_ + 1 + (host_routing_ ? K_ : 0); }
   int prefill_xb_cols() const override { return ld_dim_ + (K_ + 1) * ld_h_; }  // normed x, expert hidden
 
   /// A chunk of n tokens: the normed inputs and the router as one GEMM, top-k for every token in
@@ -181,7 +181,27 @@ class MoeBlock final : public DeviceBlock {
     p.tape.work(Stage::ffn_norm, [&] { kernels::rmsnorm_rows(wt_, p.x, ffn_norm_, c_.rms_eps, n, c_.dim, xn, ld_dim_, st); });
     p.tape.work(Stage::moe_router, [&] {
       prefill_gemm(p.cublas, wt_, router_, router_rows_, c_.dim, ld_dim_, xn, ld_dim_, n, logits, router_rows_, false, 0.0f);
-      kernels::MoeTopkArgs t{logits, E_, K_, c_.norm_topk_prob, sh_ > 0, ids, weights, nullptr, hash_};
+    });
+    int* chosen = nullptr;
+    if (host_routing_) {
+      // The chunk's router logits to the host, a sync, each token's top-k there, the choice
+      // back: the decode pattern once per chunk, so a host-routed prompt routes exactly as a
+      // device-routed one (same logits, same tie rule) and both sides of an A/B compute alike.
+      chosen = ids + static_cast<std::size_t>(n) * K_;
+      const std::size_t lbytes = sizeof(float) * static_cast<std::size_t>(n) * router_rows_;
+      const std::size_t cbytes = sizeof(int) * static_cast<std::size_t>(n) * K_;
+      if (prefill_logits_h_.bytes() < lbytes) prefill_logits_h_ = PinnedBuffer(lbytes);
+      if (prefill_chosen_h_.bytes() < cbytes) prefill_chosen_h_ = PinnedBuffer(cbytes);
+      p.tape.copy_d2h(Stage::moe_router, prefill_logits_h_.get(), logits, lbytes);
+      p.tape.host_sync(Stage::moe_router);
+      for (int t = 0; t < n; ++t)
+        host_topk(std::span<const float>(prefill_logits_h_.as<float>() + static_cast<std::size_t>(t) * router_rows_,
+                                         static_cast<std::size_t>(E_)),
+                  prefill_chosen_h_.as<int>() + static_cast<std::size_t>(t) * K_);
+      p.tape.copy_h2d(Stage::moe_router, chosen, prefill_chosen_h_.get(), cbytes);
+    }
+    p.tape.work(Stage::moe_router, [&] {
+      kernels::MoeTopkArgs t{logits, E_, K_, c_.norm_topk_prob, sh_ > 0, ids, weights, chosen, hash_};
       t.n_rows = n;
       t.logits_ld = router_rows_;
       kernels::moe_topk(t, st);
@@ -257,6 +277,7 @@ class MoeBlock final : public DeviceBlock {
   bool host_routing_ = false;
   int* chosen_d_ = nullptr;   ///< [k] the host's choice (host routing)
   PinnedBuffer logits_h_, chosen_h_;
+  PinnedBuffer prefill_logits_h_, prefill_chosen_h_;  ///< host routing of a prefill chunk, grown on demand
 };
 
 }  // namespace
