@@ -110,6 +110,37 @@ TEST_CASE("baseline init/show/accept/freeze through the CLI, with exit codes") {
   CHECK(res.err.find("pr.BASELINE.json: field metrics[\"ttft/ttft_ms\"].kind") != std::string::npos);
 }
 
+TEST_CASE("baseline accept with a --gate that disagrees with --config's gate is an input error and moves no BASELINE") {
+  // It wrote the config's gate's BASELINE (pr) although --gate said pr-hybrid.
+  const auto run = cli("gates_cli_gate_mismatch");
+  if (!run) return;
+  auto r = test::sample_record();
+  r.machine.machine_class = "cpu-test";
+  write_file_atomic(run->cwd / "rec.json", records::record_text(r));
+  const std::vector<std::string> where = {"--baselines-dir", "b", "--machine-class", "cpu-test"};
+  auto args = [&](std::vector<std::string> a) {
+    a.insert(a.end(), where.begin(), where.end());
+    return a;
+  };
+  REQUIRE((*run)(args({"baseline", "init", "--record", "rec.json"})).exit_status == 0);
+  const auto pr = run->cwd / "b" / "cpu-test" / "pr.BASELINE.json";
+  const std::string before = read_file(pr);
+  auto cfg = read_json_file(std::filesystem::path(ATLAS_SOURCE_DIR) / "gates" / "config" / "pr.json");
+  write_file_atomic(run->cwd / "gate.json", cfg.dump());  // its gate is "pr"
+  r.suites["ttft"].metrics["launches_per_token"].samples = {50, 50, 50};
+  write_file_atomic(run->cwd / "rec2.json", records::record_text(r));
+  const auto res = (*run)(args({"baseline", "accept", "--gate", "pr-hybrid", "--config", "gate.json", "--record", "rec2.json",
+                                "--metric", "ttft/launches_per_token", "--reason", "x"}));
+  CHECK(res.exit_status == 3);
+  CHECK(res.err.find("--gate pr-hybrid disagrees with --config gate.json") != std::string::npos);
+  CHECK(read_file(pr) == before);
+  CHECK_FALSE(std::filesystem::exists(run->cwd / "b" / "cpu-test" / "pr-hybrid.BASELINE.json"));
+  // The same command without --gate moves pr's, as the config says.
+  CHECK((*run)(args({"baseline", "accept", "--config", "gate.json", "--record", "rec2.json", "--metric",
+                     "ttft/launches_per_token", "--reason", "x"})).exit_status == 0);
+  CHECK(gates::load_baseline(pr).metrics.at("ttft/launches_per_token").value == 50);
+}
+
 TEST_CASE("baseline ratchet says which record it used; baseline show flags a value its history did not set") {
   const auto run = cli("gates_cli_ratchet_record");
   if (!run) return;

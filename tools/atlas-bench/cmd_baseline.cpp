@@ -29,6 +29,7 @@ using namespace atlas::gates;
 
 struct Options {
   std::string gate = "pr";
+  bool gate_given = false;  ///< --gate on the command line (not the default)
   std::string config;
   std::string baselines_dir = "baselines";
   std::string machine_class;
@@ -43,7 +44,15 @@ struct Options {
   bool json = false;
 };
 
-GateConfig config_of(const Options& o) { return load_gate_config(gate_config_path(o.gate, o.config, ATLAS_SOURCE_DIR)); }
+// The BASELINE file is named by the config's gate: a --gate that disagrees with the --config
+// given would otherwise move the other gate's BASELINE without a word.
+GateConfig config_of(const Options& o) {
+  GateConfig cfg = load_gate_config(gate_config_path(o.gate, o.config, ATLAS_SOURCE_DIR));
+  if (o.gate_given && !o.config.empty() && cfg.gate != o.gate)
+    throw GateError("--gate " + o.gate + " disagrees with --config " + o.config + " (its field gate is \"" + cfg.gate +
+                    "\", whose BASELINE would move): give a config of gate " + o.gate + ", or leave --gate out");
+  return cfg;
+}
 
 // The record a move reads. A commit names its best record for this gate (records::pick_record:
 // valid, no test hooks, this gate's own records first, a whole run, then the newest); the line
@@ -204,7 +213,9 @@ int freeze_cmd(const Options& o, bool frozen) {
 }
 
 void common_options(CLI::App& app, Options& o) {
-  app.add_option("--gate", o.gate, "Gate name (pr, nightly)")->capture_default_str();
+  app.add_option("--gate", o.gate, "Gate name (pr, nightly)")->capture_default_str()->each([&o](const std::string&) {
+    o.gate_given = true;
+  });
   app.add_option("--baselines-dir", o.baselines_dir, "Folder holding <machine-class>/<gate>.BASELINE.json")
       ->capture_default_str();
   app.add_option("--machine-class", o.machine_class, "Machine class (default: the record's, else this machine's)");
