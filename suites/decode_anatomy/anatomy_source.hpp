@@ -3,6 +3,7 @@
 // the CPU source reads the engine's StageTimer (host wall time and entry counts per stage) and
 // cannot see launches, syncs, copies or graphs; a CUDA source (CUPTI) fills those in. What a
 // source cannot measure stays std::nullopt and is printed "n/a", never 0.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -52,6 +53,13 @@ class AnatomySource {
   /// Whether the backend's decode step replays a captured graph (its own mode, before any
   /// set_mode); nothing when the backend has no graphs.
   virtual std::optional<bool> graph_captured() const { return std::nullopt; }
+  /// Clears the backend's routing fingerprint: a hash of every expert id every moe layer chose,
+  /// step by step, kept on the device (no copy per step).
+  virtual void reset_routing() {}
+  /// The routing fingerprint since reset_routing(); nothing when the backend keeps none or the
+  /// model has no moe layer. Equal values: identical routing (random-weight text is degenerate,
+  /// routing is not).
+  virtual std::optional<std::uint64_t> routing_fingerprint() { return std::nullopt; }
 };
 
 /// A target that can measure its own decode anatomy (EngineTarget does; HTTP targets do not).

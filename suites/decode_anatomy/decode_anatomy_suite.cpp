@@ -193,7 +193,9 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
     mt.mode = modes[mi];
     for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
       const bool measured = rep >= options.warmup;
+      if (source) source->reset_routing();
       const DecodeRun plain = decode_run(target, prompt, cfg.decode_tokens, nullptr, nullptr);
+      const std::optional<std::uint64_t> routing = source ? source->routing_fingerprint() : std::nullopt;
       progress.step("plain " + rep_label(rep, mi));
       if (reference_ids.empty()) reference_ids = plain.ids;
       if (plain.ids != reference_ids)
@@ -215,6 +217,13 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
         metric(r, p + "output_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
                "FNV-1a 32 hash of the greedy output ids (any change means the output changed)" + in_mode)
             .samples.push_back(static_cast<double>(output_fingerprint(plain.ids)));
+        if (routing) {
+          // Folded to 32 bits: a record's samples are doubles, exact up to 2^53.
+          metric(r, p + "routing_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
+                 "hash of every expert id every moe layer chose in the run, step by step (equal: identical "
+                 "routing)" + in_mode)
+              .samples.push_back(static_cast<double>(static_cast<std::uint32_t>(*routing ^ (*routing >> 32))));
+        }
       }
     }
   }
