@@ -156,8 +156,8 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   }
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 
-  ATLAS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  ATLAS_CUBLAS_CHECK(cublasCreate(&cublas_));
+  stream_.create();
+  cublas_.create();
   ATLAS_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   ATLAS_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_ws_, cublas_ws_bytes_));
   ATLAS_CUBLAS_CHECK(cublasSetMathMode(cublas_, opts_.wtype == DType::f32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
@@ -178,10 +178,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-CudaDecoder::~CudaDecoder() {
-  if (cublas_) cublasDestroy(cublas_);
-  if (stream_) cudaStreamDestroy(stream_);
-}
+CudaDecoder::~CudaDecoder() = default;
 
 void CudaDecoder::layout(Arenas& a) {
   const ModelConfig& c = config_;

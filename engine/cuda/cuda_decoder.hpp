@@ -28,6 +28,7 @@
 #include "engine/cuda/device_memory.hpp"
 #include "engine/cuda/launch_tape.hpp"
 #include "engine/cuda/step_graphs.hpp"
+#include "engine/cuda/stream.hpp"
 #include "engine/model.hpp"
 #include "engine/recurrent_checkpoints.hpp"
 #include "kernels/elementwise.hpp"
@@ -151,8 +152,8 @@ class CudaDecoder {
   ModelConfig config_;
   MemoryPlan plan_;
   std::unique_ptr<Arena> weights_, state_, workspace_;
-  cudaStream_t stream_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
+  CudaStream stream_;
+  CublasHandle cublas_;  ///< destroyed before the stream it is set to
   std::unique_ptr<DeviceHead> head_;
   std::vector<std::unique_ptr<DeviceBlock>> mixers_, ffns_;  ///< [n_layers]
   std::vector<const DeviceBlock*> recurrent_;               ///< blocks with recurrent state
