@@ -8,6 +8,8 @@ ATLAS_CUDA ?= AUTO
 # The data directory (models/, bfcl/): ../shared/data beside the checkout when it exists.
 ATLAS_DATA_DIR ?= $(shell if [ -d ../shared/data ]; then cd ../shared/data && pwd; else echo $(CURDIR)/data; fi)
 export ATLAS_DATA_DIR
+# Extra arguments for `make gate`. A pull request can edit this file, so the gate does not trust
+# them: a --baselines-dir or --config here is checked against the merge-base (docs/gates.md).
 GATE_ARGS ?=
 # ccache, when installed, makes rebuilds in fresh clones cheap; paths are hashed relative to the
 # checkout so two clones share cache entries.

@@ -7,7 +7,6 @@
 
 #include "common/error.hpp"
 #include "records/error.hpp"
-#include "records/provenance.hpp"
 #include "records/record_io.hpp"
 
 namespace atlas::records {
@@ -20,18 +19,6 @@ struct Candidate {
   std::optional<Record> record;  ///< empty when the file could not be read
   std::string error;             ///< why it could not be read
 };
-
-// Why a record cannot stand for the folder it sits in ("" when it can). A file committed under
-// .benchmarks/ by a pull request claims what it likes: its commit must be the folder's, and a
-// start time in the future (a year-2999 record became every later pick's "newest") is a claim
-// no run made.
-std::string provenance_problem(const Record& r, const StoredRecord& s) {
-  if (r.git.commit != s.commit || r.git.dirty != s.dirty)
-    return "refused: its git.commit " + r.git.commit + (r.git.dirty ? "-dirty" : "") + " disagrees with its folder " +
-           s.commit + (s.dirty ? "-dirty" : "");
-  if (r.start_utc > utc_now_iso()) return "refused: its start_utc " + r.start_utc + " is in the future";
-  return "";
-}
 
 std::vector<Candidate> load(const std::vector<StoredRecord>& stored) {
   std::vector<Candidate> out;

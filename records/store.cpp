@@ -1,6 +1,8 @@
 #include "records/store.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <cctype>
 #include <regex>
 #include <set>
@@ -191,6 +193,29 @@ std::vector<StoredRecord> commit_candidates(const std::string& arg, const fs::pa
 
 }  // namespace
 
+namespace {
+
+// ISO-8601 UTC a day from now: records from a machine whose clock runs a little ahead still
+// stand; a claimed start far in the future does not.
+std::string day_from_now_iso() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::hours(24));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string provenance_problem(const Record& r, const StoredRecord& s) {
+  if (r.git.commit != s.commit || r.git.dirty != s.dirty)
+    return "refused: its git.commit " + r.git.commit + (r.git.dirty ? "-dirty" : "") + " disagrees with its folder " +
+           s.commit + (s.dirty ? "-dirty" : "");
+  if (r.start_utc > day_from_now_iso()) return "refused: its start_utc " + r.start_utc + " is in the future";
+  return "";
+}
+
 fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const std::string& gate_or_suite,
                         const std::optional<fs::path>& repo_dir) {
   std::error_code ec;
@@ -198,14 +223,20 @@ fs::path resolve_record(const std::string& arg, const fs::path& store_dir, const
   const auto hits = commit_candidates(arg, store_dir, gate_or_suite, repo_dir, false);
   // Newest first; a valid record wins over newer invalid ones (a run that stopped on an error
   // must not stand in for the commit's real result), and the newest is the fallback.
+  std::vector<StoredRecord> standing;
   for (const auto& h : hits) {
     try {
-      if (read_record(h.path).valid) return h.path;
+      const Record r = read_record(h.path);
+      if (!provenance_problem(r, h).empty()) continue;
+      standing.push_back(h);
+      if (r.valid) return h.path;
     } catch (const atlas::Error&) {
       // unreadable: not a candidate here; the fallback below still names the newest
     }
   }
-  return hits.front().path;
+  if (standing.empty()) throw RecordError("no record of \"" + arg + "\" under " + store_dir.string() +
+                                          " can stand for its commit (unreadable, or refused: see `records list`)");
+  return standing.front().path;
 }
 
 std::vector<StoredRecord> commit_records(const std::string& arg, const fs::path& store_dir, const std::string& gate_or_suite,

@@ -42,6 +42,13 @@ std::filesystem::path write_to_store(const Record& r, const std::filesystem::pat
 /// not follow the layout (temporary files, notes) are skipped. A missing store lists nothing.
 std::vector<StoredRecord> list_records(const std::filesystem::path& store_dir);
 
+/// Why `r`, read from `s`, cannot stand for the folder it sits in ("" when it can): its
+/// git.commit (or dirty flag) disagrees with the folder, or its start_utc is more than a day in
+/// the future (clock skew between machines is allowed for). A
+/// file committed under .benchmarks/ by a pull request claims what it likes; a year-2999 record
+/// was every later pick's "newest". Picks skip such records and name them.
+std::string provenance_problem(const Record& r, const StoredRecord& s);
+
 /// Resolves a command-line argument naming a record: an existing file path is returned as is;
 /// otherwise `arg` is a commit-ish prefix ("3f9a0c1", a full sha, or "<sha>-dirty") and the
 /// newest valid record of commit_records(arg) is returned (the newest of any when none is

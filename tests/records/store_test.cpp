@@ -188,3 +188,16 @@ TEST_CASE("collect_git: a tree inside another repository that does not track it 
   CHECK(g.commit.size() == 40);
   CHECK(atlas::records::collect_git(root).commit == g.commit);
 }
+
+TEST_CASE("resolve_record skips a record claiming a future start or another commit than its folder") {
+  const auto store = atlas::test::scratch_dir("store_resolve_provenance");
+  const std::string c = "cccc000000000000000000000000000000000000";
+  const auto real = atlas::records::write_to_store(atlas::test::sample_record(c, "2026-11-29T10:00:00Z"), store);
+  const auto future = atlas::records::write_to_store(atlas::test::sample_record(c, "2999-01-01T00:00:00Z"), store);
+  CHECK(atlas::records::resolve_record("cccc", store) == real);  // not the "newest", year 2999
+  std::filesystem::remove(real);
+  CHECK_THROWS_WITH_AS(atlas::records::resolve_record("cccc", store), doctest::Contains("can stand for its commit"),
+                       RecordError);
+  CHECK(atlas::records::provenance_problem(atlas::records::read_record(future), atlas::records::list_records(store).at(0)) ==
+        "refused: its start_utc 2999-01-01T00:00:00Z is in the future");
+}
