@@ -4,8 +4,11 @@
 #include "common/build_paths.hpp"
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <future>
 #include <optional>
 #include <string>
@@ -223,7 +226,22 @@ TEST_CASE("baseline accept waits for another command's lock on the BASELINE fold
     return (*run)(with({"baseline", "accept", "--record", "rec2.json", "--metric", "ttft/launches_per_token", "--reason",
                         "split kernel"}));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the accept has started and waits
+  // Wait until the accept is blocked on the folder's lock: the kernel lists a blocked flock
+  // request in /proc/locks as "N: -> FLOCK ... <major>:<minor>:<inode> ...". A fixed sleep
+  // would let a slow start on a loaded box read the file only after the write below.
+  {
+    struct stat st {};
+    REQUIRE(::stat(path.parent_path().c_str(), &st) == 0);
+    const std::string inode = ":" + std::to_string(st.st_ino) + " ";
+    bool blocked = false;
+    for (int i = 0; i < 400 && !blocked; ++i) {
+      std::ifstream locks("/proc/locks");
+      for (std::string line; std::getline(locks, line);)
+        if (line.find("-> FLOCK") != std::string::npos && line.find(inode) != std::string::npos) blocked = true;
+      if (!blocked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE_MESSAGE(blocked, "the accept never waited for the lock (20 s)");
+  }
   auto b = gates::load_baseline(path);
   gates::freeze(b, "ttft/launches_per_token", "the other writer's change", {"other", "2026-12-02T12:00:00Z"});
   gates::unfreeze(b, "ttft/launches_per_token", "the other writer's change", {"other", "2026-12-02T12:00:00Z"});
