@@ -35,6 +35,14 @@ struct AnatomyWindow {
   void accumulate(const AnatomyWindow& other);
 };
 
+/// How the decode steps of a stretch of runs were executed (CUDA graphs).
+struct GraphAccounting {
+  double captures = 0;        ///< graphs captured (one per context bucket met the first time)
+  double capture_ms = 0;      ///< host time spent capturing and instantiating them
+  double replayed_steps = 0;  ///< decode steps run as one graph launch
+  double eager_steps = 0;     ///< decode steps whose kernels were launched one by one
+};
+
 class AnatomySource {
  public:
   virtual ~AnatomySource() = default;
@@ -60,6 +68,9 @@ class AnatomySource {
   /// model has no moe layer. Equal values: identical routing (random-weight text is degenerate,
   /// routing is not).
   virtual std::optional<std::uint64_t> routing_fingerprint() { return std::nullopt; }
+  /// The graph accounting since the previous call (the first call: since the source was made);
+  /// nothing for a backend without graphs.
+  virtual std::optional<GraphAccounting> take_graph_accounting() { return std::nullopt; }
 };
 
 /// A target that can measure its own decode anatomy (EngineTarget does; HTTP targets do not).

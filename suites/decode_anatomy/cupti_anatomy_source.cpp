@@ -32,6 +32,21 @@ class CuptiAnatomySource final : public AnatomySource {
   }
   std::optional<bool> graph_captured() const override { return graphs_; }
   void reset_routing() override { dec_->reset_routing_fingerprint(); }
+  std::optional<GraphAccounting> take_graph_accounting() override {
+    const auto& c = dec_->counters();
+    GraphAccounting now{static_cast<double>(c.graph_captures), dec_->graph_capture_ms(),
+                        static_cast<double>(c.graph_steps), static_cast<double>(c.eager_steps)};
+    GraphAccounting d = now;
+    // Counters reset by someone else since the last call: count from zero.
+    if (now.replayed_steps >= last_.replayed_steps && now.eager_steps >= last_.eager_steps && now.captures >= last_.captures) {
+      d.captures -= last_.captures;
+      d.replayed_steps -= last_.replayed_steps;
+      d.eager_steps -= last_.eager_steps;
+    }
+    d.capture_ms = now.capture_ms >= last_.capture_ms ? now.capture_ms - last_.capture_ms : now.capture_ms;
+    last_ = now;
+    return d;
+  }
   std::optional<std::uint64_t> routing_fingerprint() override {
     const std::uint64_t h = dec_->routing_fingerprint();
     if (h == 0) return std::nullopt;  // no moe layer (an FNV-1a over chosen ids is never 0 in practice)
@@ -108,6 +123,7 @@ class CuptiAnatomySource final : public AnatomySource {
 
  private:
   engine::cuda::CudaDecoder* dec_;
+  GraphAccounting last_;
   std::unique_ptr<CuptiTracer> tracer_;
   std::map<std::string, int> attribution_;  // decode steps per attribution method
   bool graphs_;                              // the decoder's mode when the source was made

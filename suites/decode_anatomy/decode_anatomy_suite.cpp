@@ -191,11 +191,16 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
     if (source && !modes[mi].empty()) source->set_mode(modes[mi]);
     ModeTotals& mt = totals[mi];
     mt.mode = modes[mi];
+    if (source) source->take_graph_accounting();  // from here: this mode's plain runs
     for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
       const bool measured = rep >= options.warmup;
       if (source) source->reset_routing();
       const DecodeRun plain = decode_run(target, prompt, cfg.decode_tokens, nullptr, nullptr);
-      const std::optional<std::uint64_t> routing = source ? source->routing_fingerprint() : std::nullopt;
+      // Plain values, not an optional: gcc 12 warns maybe-uninitialized on the optional's payload.
+      std::uint64_t routing = 0;
+      bool has_routing = false;
+      if (source)
+        if (const auto f = source->routing_fingerprint()) routing = *f, has_routing = true;
       progress.step("plain " + rep_label(rep, mi));
       if (reference_ids.empty()) reference_ids = plain.ids;
       if (plain.ids != reference_ids)
@@ -217,14 +222,30 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
         metric(r, p + "output_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
                "FNV-1a 32 hash of the greedy output ids (any change means the output changed)" + in_mode)
             .samples.push_back(static_cast<double>(output_fingerprint(plain.ids)));
-        if (routing) {
+        if (has_routing) {
           // Folded to 32 bits: a record's samples are doubles, exact up to 2^53.
           metric(r, p + "routing_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
                  "hash of every expert id every moe layer chose in the run, step by step (equal: identical "
                  "routing)" + in_mode)
-              .samples.push_back(static_cast<double>(static_cast<std::uint32_t>(*routing ^ (*routing >> 32))));
+              .samples.push_back(static_cast<double>(static_cast<std::uint32_t>(routing ^ (routing >> 32))));
         }
       }
+    }
+    GraphAccounting g;
+    bool has_g = false;
+    if (source)
+      if (const auto a = source->take_graph_accounting()) g = *a, has_g = true;
+    if (has_g) {
+      const double steps = g.replayed_steps + g.eager_steps;
+      if (steps > 0)  // counted: a veto or a sync inside the step turns replays into eager steps
+        metric(r, p + "graph_replay_fraction", "ratio", Better::higher, MetricKind::counted,
+               "fraction of decode steps run as one CUDA graph launch (the rest launched kernel by kernel)" + in_mode)
+            .samples.push_back(g.replayed_steps / steps);
+      // Captures happen once per context bucket per process, so how many fall in this suite
+      // depends on what ran before it: a detail, not a gated number.
+      r.details["graph_accounting"][modes[mi].empty() ? "default" : modes[mi]] = {
+          {"captures", g.captures}, {"capture_ms", g.capture_ms}, {"replayed_steps", g.replayed_steps},
+          {"eager_steps", g.eager_steps}};
     }
   }
   for (std::size_t mi = 0; source && mi < modes.size(); ++mi) {
