@@ -1,11 +1,14 @@
 #include "runs/judge_inputs.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "common/atomic_file.hpp"
 #include "common/build_paths.hpp"
 #include "common/json_file.hpp"
 #include "gates/error.hpp"
+#include "gates/process.hpp"
 #include "suites/resources.hpp"
 
 namespace atlas::runs {
@@ -49,6 +52,41 @@ std::string judged_suite_config(JudgeInputs& in, const std::string& name, const 
   return out;
 }
 
+// What the suites read by name while they run (a trace of the agentic suite, the bfcl suite's
+// "bfcl-pr" config) comes from the suites folder, which a PR edits like any file: a shrunk trace
+// would hide a regression in the agentic counts. So the merge-base's suites/config and
+// suites/traces are copied out and $ATLAS_SUITES_DIR names the copy, for this process and the
+// base-side processes it starts; a file the PR changed is listed.
+void judged_suites_folder(JudgeInputs& in) {
+  const auto rel = path_in_checkout(in.merge_base, suites::suites_resource_dir());
+  if (!in.merge_base.found() || !rel) return;  // outside the checkout the configs are unreviewed already
+  const auto listed = run_process({"git", "ls-tree", "-r", "--name-only", in.merge_base.commit, "--", *rel + "/config",
+                                   *rel + "/traces"},
+                                  in.merge_base.root);
+  if (listed.exit_status != 0 || listed.out.empty()) return;
+  if (!in.copies) in.copies = std::make_shared<TempDir>("atlas-judge-");
+  const fs::path folder = in.copies->path() / "suites";
+  std::size_t start = 0;
+  while (start < listed.out.size()) {
+    const auto end = listed.out.find('\n', start);
+    const std::string file = listed.out.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    start = end == std::string::npos ? listed.out.size() : end + 1;
+    const auto text = text_at_merge_base(in.merge_base, file);
+    if (!text) continue;
+    const std::string inside = fs::path(file).lexically_relative(*rel).generic_string();
+    write_file_atomic(folder / inside, *text);
+    std::error_code ec;
+    const fs::path here = in.merge_base.root / file;
+    const std::string now = fs::exists(here, ec) ? read_file(here) : std::string();
+    const bool noted = std::any_of(in.files.begin(), in.files.end(),
+                                   [&](const JudgeFile& f) { return f.source.rfind(file + "@", 0) == 0; });
+    if (now != *text && !noted)
+      in.notes.push_back("suite input " + file + " changed since the merge-base: judged with the merge-base's copy; "
+                         "the change takes effect once merged");
+  }
+  ::setenv("ATLAS_SUITES_DIR", folder.c_str(), 1);
+}
+
 }  // namespace
 
 JudgeInputs judge_inputs(const std::string& cli_target, const std::string& gate, const std::string& explicit_config,
@@ -72,6 +110,7 @@ JudgeInputs judge_inputs(const std::string& cli_target, const std::string& gate,
   if (in_process_suites) in.config.suite_config = judged_suite_config(in, in.config.suite_config, "suite config");
   if (timed_suites && in.config.timed.enabled)
     in.config.timed.suite_config = judged_suite_config(in, in.config.timed.suite_config, "timed suite config");
+  judged_suites_folder(in);  // after the configs: they were judged where they are committed
   return in;
 }
 
