@@ -275,7 +275,9 @@ MergeBaseReport check_merge_base(const MergeBase& mb, const std::filesystem::pat
   report.target = mb.target;
   if (!mb.found()) {
     report.skipped_reason = mb.why_not;
-    report.conclusive = mb.state == MergeBaseState::not_git;
+    // Outside git nothing can be compared, which is only a note, unless a target was asked for
+    // (--target-branch, or the CI said this is a merge request): then a comparison was expected.
+    report.conclusive = mb.state == MergeBaseState::not_git && mb.target_source == "default";
     return report;
   }
   report.base_commit = mb.commit;

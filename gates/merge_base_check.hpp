@@ -34,7 +34,9 @@ struct BaselineViolation {
 struct MergeBaseReport {
   bool ran = false;           ///< false when not in a git checkout or no target branch exists
   /// false when this is a git checkout but its target or merge-base is missing (a shallow
-  /// clone): nothing was checked, so the gate cannot pass (inconclusive), unlike outside git.
+  /// clone), or outside git when a target was named (--target-branch, GITHUB_BASE_REF, ...):
+  /// nothing was checked, so the gate cannot pass (inconclusive). Outside git with no target
+  /// named it stays true: a note says the check was skipped.
   bool conclusive = true;
   std::string skipped_reason;
   std::string target;         ///< the ref actually used (after the origin/main -> main fallback)

@@ -309,9 +309,12 @@ TEST_CASE("merge-base check: a shallow clone or a missing target fails closed; o
   const auto outside = std::filesystem::temp_directory_path() / "atlas-gates-mb-nogit";
   std::filesystem::create_directories(outside / "baselines");
   const auto none = check_merge_base(outside / "baselines", "");
+  const auto asked = check_merge_base(outside / "baselines", "main");  // a target named, nothing to compare
   std::filesystem::remove_all(outside);
   CHECK_FALSE(none.ran);
   CHECK(none.conclusive);
+  CHECK_FALSE(asked.ran);
+  CHECK_FALSE(asked.conclusive);
 }
 
 TEST_CASE("target ref: the command line, then the CI's variables, then the reviewed config, then origin/main") {
