@@ -2,6 +2,8 @@
 // A backend runs the forward pass over its own KV cache. The CPU backend is the numerical
 // reference; the CUDA backend is checked against it.
 #include <memory>
+#include <optional>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +62,12 @@ class Backend {
   virtual bool has_recurrent_state() const { return false; }
   virtual void save_checkpoint() {}
   virtual std::vector<int> checkpoints() const { return {}; }
+
+  /// A hash of every expert id every moe layer chose since the last reset, layer by layer and
+  /// step by step (equal: identical routing); nothing for a backend that keeps none (the CPU) or
+  /// a model without moe layers. The CUDA backend keeps it on the device (no copy per step).
+  virtual std::optional<std::uint64_t> routing_fingerprint() { return std::nullopt; }
+  virtual void reset_routing_fingerprint() {}
 
   /// BackendOptions::inject_decode_delay_us, which Session sleeps off per decoded token.
   /// make_backend() sets it for every backend it creates.

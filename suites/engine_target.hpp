@@ -29,6 +29,8 @@ class EngineTarget final : public Target, public AnatomyProvider {
   /// {"kind": "engine", "backend", "options": {...}, "model": {...}, "decode_graph_vetoes": [...]}.
   nlohmann::json provenance() const override;
   std::unique_ptr<AnatomySource> make_anatomy_source() override;
+  std::optional<std::uint64_t> routing_fingerprint() override { return engine_.backend().routing_fingerprint(); }
+  void reset_routing_fingerprint() override { engine_.backend().reset_routing_fingerprint(); }
 
   engine::Engine& engine() { return engine_; }
 

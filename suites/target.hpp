@@ -78,6 +78,9 @@ class Target {
   /// the reset) or when the target makes each TargetRequest::cold request cold by itself,
   /// keeping prompts and outputs reproducible and reuse figures comparable.
   virtual std::uint64_t cold_salt() const { return 0; }
+  /// engine::Backend::routing_fingerprint of an in-process engine; nothing for other targets.
+  virtual std::optional<std::uint64_t> routing_fingerprint() { return std::nullopt; }
+  virtual void reset_routing_fingerprint() {}
 };
 
 }  // namespace atlas::suites

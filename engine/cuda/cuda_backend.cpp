@@ -41,6 +41,12 @@ class CudaBackend final : public Backend {
   bool has_recurrent_state() const override { return decoder_.has_recurrent_state(); }
   void save_checkpoint() override { decoder_.save_checkpoint(); }
   std::vector<int> checkpoints() const override { return decoder_.checkpoints(); }
+  std::optional<std::uint64_t> routing_fingerprint() override {
+    const std::uint64_t h = decoder_.routing_fingerprint();
+    if (h == 0) return std::nullopt;  // no moe layer (a hash of chosen ids is 0 only by a 2^-64 chance)
+    return h;
+  }
+  void reset_routing_fingerprint() override { decoder_.reset_routing_fingerprint(); }
 
   cuda::CudaDecoder& decoder() { return decoder_; }
 

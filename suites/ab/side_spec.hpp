@@ -47,6 +47,8 @@ class EnvScopedTarget final : public Target {
   const engine::Tokenizer& tokenizer() const override { return inner_->tokenizer(); }
   int context_length() const override { return inner_->context_length(); }
   nlohmann::json provenance() const override;
+  std::optional<std::uint64_t> routing_fingerprint() override { return inner_->routing_fingerprint(); }
+  void reset_routing_fingerprint() override { inner_->reset_routing_fingerprint(); }
   Target& inner() { return *inner_; }
 
  private:

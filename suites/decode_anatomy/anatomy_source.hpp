@@ -61,13 +61,6 @@ class AnatomySource {
   /// Whether the backend's decode step replays a captured graph (its own mode, before any
   /// set_mode); nothing when the backend has no graphs.
   virtual std::optional<bool> graph_captured() const { return std::nullopt; }
-  /// Clears the backend's routing fingerprint: a hash of every expert id every moe layer chose,
-  /// step by step, kept on the device (no copy per step).
-  virtual void reset_routing() {}
-  /// The routing fingerprint since reset_routing(); nothing when the backend keeps none or the
-  /// model has no moe layer. Equal values: identical routing (random-weight text is degenerate,
-  /// routing is not).
-  virtual std::optional<std::uint64_t> routing_fingerprint() { return std::nullopt; }
   /// The graph accounting since the previous call (the first call: since the source was made);
   /// nothing for a backend without graphs.
   virtual std::optional<GraphAccounting> take_graph_accounting() { return std::nullopt; }

@@ -31,7 +31,6 @@ class CuptiAnatomySource final : public AnatomySource {
     attribution_.clear();  // time_basis() describes the current mode's steps
   }
   std::optional<bool> graph_captured() const override { return graphs_; }
-  void reset_routing() override { dec_->reset_routing_fingerprint(); }
   std::optional<GraphAccounting> take_graph_accounting() override {
     const auto& c = dec_->counters();
     GraphAccounting now{static_cast<double>(c.graph_captures), dec_->graph_capture_ms(),
@@ -46,11 +45,6 @@ class CuptiAnatomySource final : public AnatomySource {
     d.capture_ms = now.capture_ms >= last_.capture_ms ? now.capture_ms - last_.capture_ms : now.capture_ms;
     last_ = now;
     return d;
-  }
-  std::optional<std::uint64_t> routing_fingerprint() override {
-    const std::uint64_t h = dec_->routing_fingerprint();
-    if (h == 0) return std::nullopt;  // no moe layer (an FNV-1a over chosen ids is never 0 in practice)
-    return h;
   }
 
   std::string name() const override { return "cupti"; }

@@ -194,13 +194,12 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
     if (source) source->take_graph_accounting();  // from here: this mode's plain runs
     for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
       const bool measured = rep >= options.warmup;
-      if (source) source->reset_routing();
+      target.reset_routing_fingerprint();
       const DecodeRun plain = decode_run(target, prompt, cfg.decode_tokens, nullptr, nullptr);
       // Plain values, not an optional: gcc 12 warns maybe-uninitialized on the optional's payload.
       std::uint64_t routing = 0;
       bool has_routing = false;
-      if (source)
-        if (const auto f = source->routing_fingerprint()) routing = *f, has_routing = true;
+      if (const auto f = target.routing_fingerprint()) routing = *f, has_routing = true;
       progress.step("plain " + rep_label(rep, mi));
       if (reference_ids.empty()) reference_ids = plain.ids;
       if (plain.ids != reference_ids)

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "fake_target.hpp"
+#include "suites/ab/side_spec.hpp"
 #include "suites/decode_anatomy/anatomy_table.hpp"
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
 
@@ -256,3 +257,68 @@ TEST_CASE("short kernel names: demangled, no namespaces or parameters; casts ins
         "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_TNT");
 }
 #endif  // ATLAS_HAVE_CUDA
+
+TEST_CASE("decode-anatomy suite: the routing fingerprint of each plain run (reset before it), also through an A/B side's wrapper") {
+  // A fake moe backend whose routing hash counts the generate calls since its reset.
+  struct Routed : atlas::test::FakeTarget {
+    std::uint64_t calls = 0;
+    atlas::suites::TargetResponse generate(const atlas::suites::TargetRequest& req) override {
+      ++calls;
+      return FakeTarget::generate(req);
+    }
+    std::optional<std::uint64_t> routing_fingerprint() override { return (std::uint64_t{7} << 32) | calls; }
+    void reset_routing_fingerprint() override { calls = 0; }
+  };
+  SuiteOptions o;
+  o.warmup = 1;
+  o.repetitions = 2;
+  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 5}};
+  Routed plain;
+  const auto r = run_decode_anatomy_suite(plain, o);
+  const auto& m = r.metrics.at("routing_fingerprint");
+  CHECK(m.kind == atlas::records::MetricKind::counted);
+  CHECK(m.unit == "fnv1a32");
+  // A run is two requests (the prompt, then the decode that reuses it): calls = 2 after the
+  // reset, folded to 32 bits (high ^ low): 7 ^ 2 = 5, one sample per measured run (without the
+  // reset the warm-up's calls would carry over: 7 ^ 4, 7 ^ 6).
+  CHECK(m.samples == std::vector<double>{5.0, 5.0});
+  EnvScopedTarget wrapped(std::make_unique<Routed>(), {});
+  CHECK(run_decode_anatomy_suite(wrapped, o).metrics.at("routing_fingerprint").samples == std::vector<double>{5.0, 5.0});
+  atlas::test::FakeTarget dense;
+  CHECK(run_decode_anatomy_suite(dense, o).metrics.count("routing_fingerprint") == 0);
+}
+
+TEST_CASE("decode-anatomy suite: graph_replay_fraction per mode from the source's graph accounting") {
+  // Graph mode replays 3 of 4 steps (one step vetoed, say); eager replays none.
+  struct Accounted : atlas::test::FakeTarget, AnatomyProvider {
+    std::string mode = "graph";
+    std::unique_ptr<AnatomySource> make_anatomy_source() override {
+      struct Source : TwoModeSource {
+        Accounted* t;
+        int takes = 0;
+        explicit Source(Accounted* target) : t(target) {}
+        void set_mode(std::string_view m) override { t->mode = std::string(m); }
+        std::optional<GraphAccounting> take_graph_accounting() override {
+          GraphAccounting g;
+          if (takes++ % 2 == 0) return g;  // the take before a mode's runs
+          g.captures = 1;
+          g.capture_ms = 2.5;
+          g.replayed_steps = t->mode == "graph" ? 3 : 0;
+          g.eager_steps = t->mode == "graph" ? 1 : 4;
+          return g;
+        }
+      };
+      return std::make_unique<Source>(this);
+    }
+  } target;
+  SuiteOptions o;
+  o.warmup = 0;
+  o.repetitions = 1;
+  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 5}};
+  const auto r = run_decode_anatomy_suite(target, o);
+  CHECK(r.metrics.at("graph_replay_fraction").samples == std::vector<double>{0.75});
+  CHECK(r.metrics.at("graph_replay_fraction").kind == atlas::records::MetricKind::counted);
+  CHECK(r.metrics.at("eager/graph_replay_fraction").samples == std::vector<double>{0.0});
+  CHECK(r.details["graph_accounting"]["graph"]["capture_ms"] == 2.5);
+  CHECK(r.details["graph_accounting"]["eager"]["eager_steps"] == 4);
+}
