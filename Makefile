@@ -36,8 +36,9 @@ configure: deps
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# ctest names the skipped tests; tests/skip_reasons.sh adds each one's reason from ctest's log.
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && rc=0 && ctest --output-on-failure -j $(JOBS) || rc=$$?; bash $(CURDIR)/tests/skip_reasons.sh $(abspath $(BUILD_DIR)); exit $$rc
 
 gate: build
 	$(BUILD_DIR)/tools/atlas-bench --data-dir $(ATLAS_DATA_DIR) --pull-request-gate-check $(GATE_ARGS)
@@ -55,7 +56,7 @@ fuzz: fuzz-build
 test-sanitize: deps
 	cmake -S . -B $(SANITIZE_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATLAS_SANITIZE=ON -DATLAS_CUDA=OFF -DATLAS_DATA_DIR=$(ATLAS_DATA_DIR) $(CMAKE_LAUNCHER)
 	cmake --build $(SANITIZE_BUILD_DIR) -j $(JOBS)
-	cd $(SANITIZE_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+	cd $(SANITIZE_BUILD_DIR) && rc=0 && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) || rc=$$?; bash $(CURDIR)/tests/skip_reasons.sh $(abspath $(SANITIZE_BUILD_DIR)); exit $$rc
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR) $(SANITIZE_BUILD_DIR)

@@ -11,6 +11,7 @@
 #include "suites/bfcl/score_printer.hpp"
 #include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas::suites::bfcl;
 
@@ -126,8 +127,7 @@ TEST_CASE("bfcl score: bad results files name the file and line") {
 TEST_CASE("bfcl score --json through the atlas-bench executable") {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (ctest sets it)");
-    return;
+    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (ctest sets it)");
   }
   const auto path = write_results("bfcl_score_cli", kResults);
   const std::string base = std::string(exe) + " bfcl score --data-dir " + atlas::test::data_dir().string() + " --results ";

@@ -8,12 +8,6 @@
 #include "tests/test_data.hpp"
 
 namespace {
-/// Whether the data directory has stories260K; says the test is skipped where it has not.
-bool have_stories() {
-  if (std::filesystem::exists(atlas::test::stories_bin())) return true;
-  MESSAGE("skipped: " << atlas::test::stories_bin().string() << " not found");
-  return false;
-}
 
 /// The in-process engine on stories260K with its tokenizer.
 atlas::engine::EngineOptions stories_options() {
@@ -35,7 +29,7 @@ atlas::suites::SuiteOptions pr_bfcl_options() {
 }  // namespace
 
 TEST_CASE("bfcl suite: PR configuration on stories260K through the registry") {
-  if (!have_stories()) return;
+  atlas::test::require_data(atlas::test::stories_bin());
   atlas::suites::EngineTarget target(stories_options());
   REQUIRE(target.context_length() == 512);
 
@@ -86,7 +80,7 @@ class SaltedEngine final : public atlas::suites::Target {
 }  // namespace
 
 TEST_CASE("bfcl suite: cold salts go only into separate timing requests: the in-process outputs and verdicts are the unsalted ones (stories260K)") {
-  if (!have_stories()) return;
+  atlas::test::require_data(atlas::test::stories_bin());
   atlas::suites::EngineTarget target(stories_options());
   SaltedEngine unsalted(target, 0), salted(target, 0x5A17u);
   const auto options = pr_bfcl_options();

@@ -11,6 +11,7 @@
 
 #include "gates/process.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 namespace atlas::test {
 
@@ -23,11 +24,12 @@ struct CliRunner {
   }
 };
 
-/// Null (with a printed reason) when ATLAS_BENCH_EXE is not set, i.e. outside ctest.
+/// Null when ATLAS_BENCH_EXE is not set, i.e. outside ctest: the test case is then skipped
+/// (tests/skip.hpp: the caller returns).
 inline std::optional<CliRunner> cli_runner(const std::string& scratch_name) {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    skip_case("ATLAS_BENCH_EXE is not set (run through ctest)");
     return std::nullopt;
   }
   return CliRunner{exe, scratch_dir(scratch_name)};

@@ -46,10 +46,7 @@ TEST_CASE("--help, diff and a CPU generate load no CUDA library (and --help no l
   CHECK(diff.rc == 0);
   CHECK_FALSE(loads_cuda_libraries(diff.out));
 
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped the generate check: stories260K not under ATLAS_DATA_DIR");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   const auto gen = traced(run->exe, cwd,
                           "generate --backend cpu --max-tokens 4 --json --model " + quoted(atlas::test::stories_bin().string()));
   INFO(gen.out);
@@ -61,10 +58,7 @@ TEST_CASE("--help, diff and a CPU generate load no CUDA library (and --help no l
 TEST_CASE("generate --backend cuda opens the CUDA module and reaches the CUDA code") {
   const auto run = atlas::test::cli_runner("cli_cuda_module_cuda");
   if (!run) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: stories260K not under ATLAS_DATA_DIR");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   const auto r = atlas::test::run_shell("cd " + quoted(run->cwd.string()) + " && " + quoted(run->exe) +
                                         " generate --backend cuda --max-tokens 4 --json --model " +
                                         quoted(atlas::test::stories_bin().string()) + " 2>&1");
@@ -89,10 +83,7 @@ TEST_CASE("generate --backend cuda opens the CUDA module and reaches the CUDA co
 TEST_CASE("ATLAS_CUDA_MODULE pointing at a missing file is an error naming it") {
   const auto run = atlas::test::cli_runner("cli_cuda_module_missing");
   if (!run) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: stories260K not under ATLAS_DATA_DIR");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   const std::string missing = (run->cwd / "no-such-module.so").string();
   const auto r = atlas::test::run_shell("cd " + quoted(run->cwd.string()) + " && ATLAS_CUDA_MODULE=" + quoted(missing) + " " +
                                         quoted(run->exe) + " generate --backend cuda --max-tokens 1 --model " +

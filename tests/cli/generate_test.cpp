@@ -11,10 +11,7 @@
 TEST_CASE("generate --json: set-up (load, warm-up) reported apart from TTFT; the warm-up changes no output") {
   const auto run = atlas::test::cli_runner("cli_generate_setup");
   if (!run) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: stories260K not under ATLAS_DATA_DIR");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   auto gen = [&](const std::string& warmup) {
     const auto r = (*run)({"generate", "--model", atlas::test::stories_bin().string(), "--prompt", "Once upon a time",
                            "--max-tokens", "24", "--temperature", "0.8", "--seed", "7", "--threads", "1", "--json", warmup});
@@ -42,10 +39,7 @@ TEST_CASE("generate --json: set-up (load, warm-up) reported apart from TTFT; the
 TEST_CASE("generate --max-tokens 2^31-1: stops when the context is full, says so on stderr and in stop, never a silent clamp") {
   const auto run = atlas::test::cli_runner("cli_generate_max_tokens");
   if (!run) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: stories260K not under ATLAS_DATA_DIR");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   const auto r = (*run)({"generate", "--model", atlas::test::stories_bin().string(), "--prompt", "Once upon a time", "--max-tokens",
                          "2147483647", "--max-seq-len", "64", "--threads", "1", "--json"});
   INFO(r.err);

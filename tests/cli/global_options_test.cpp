@@ -51,10 +51,7 @@ TEST_CASE("a nested command (baseline show) accepts the global --data-dir after 
 TEST_CASE("run --suite bfcl reads the data directory given after the subcommand") {
   const auto run = test::cli_runner("cli_global_bfcl");
   if (!run) return;
-  if (!std::filesystem::exists(test::stories_bin())) {
-    MESSAGE("skipped: stories260K not under ATLAS_DATA_DIR");
-    return;
-  }
+  test::require_data(test::stories_bin());
   // An empty data directory: the BFCL suite must look for its files there (not in
   // $ATLAS_DATA_DIR, which ctest sets to the real data) and say so before running anything.
   const auto empty = run->cwd / "empty-data";

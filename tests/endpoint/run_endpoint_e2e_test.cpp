@@ -18,6 +18,7 @@
 #include "tests/run_process.hpp"
 #include "tests/serve_process.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -90,14 +91,11 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
   if (serve_exe.empty()) return;
   const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
   if (!bench_env || !*bench_env) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
-    return;
+    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
   }
   const std::string bench_exe = bench_env;
-  if (!fs::exists(atlas::test::stories_bin()) || !fs::is_directory(atlas::test::data_dir() / "bfcl")) {
-    MESSAGE("skipped: stories260K or bfcl/ not found under " << atlas::test::data_dir());
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
+  atlas::test::require_data(atlas::test::data_dir() / "bfcl");
   const fs::path dir = atlas::test::scratch_dir("run_endpoint_e2e");
   constexpr int kReps = 2;
   // The PR gate's suite configs, two measured repetitions each; BFCL in prompt mode (bfcl-pr)
@@ -216,7 +214,7 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
 
   // Agentic (api "completions", the default): the server gets each turn as the trace's token
   // ids and lists the ids it generated (return_token_ids), so every turn's prompt is the
-  // engine's and the reuse figures are the in-process ones, turn by turn (issue 14: 56 and 64
+  // engine's and the reuse figures are the in-process ones, turn by turn (before, 56 and 64
   // tokens of false shortfall came from re-encoding the server's text).
   const json& la = L["suites"]["agentic"];
   const json& ra = R["suites"]["agentic"];
@@ -314,10 +312,8 @@ TEST_CASE("atlas-bench run --concurrency against the atlas-serve binary: one rec
   const std::string serve_exe = atlas::test::atlas_serve_exe();
   if (serve_exe.empty()) return;
   const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
-  if (!bench_env || !*bench_env || !fs::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE or stories260K missing");
-    return;
-  }
+  if (!bench_env || !*bench_env) ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
+  atlas::test::require_data(atlas::test::stories_bin());
   const fs::path dir = atlas::test::scratch_dir("run_load_cli");
   const std::string model = " --model '" + atlas::test::stories_bin().string() + "' --tokenizer '" +
                             atlas::test::stories_tok().string() + "'";
@@ -395,10 +391,8 @@ TEST_CASE("atlas-bench run --concurrency against the atlas-serve binary: one rec
 
 TEST_CASE("atlas-bench run: flags the run would ignore are usage errors naming the flags (no server contacted)") {
   const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
-  if (!bench_env || !*bench_env || !fs::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE or stories260K missing");
-    return;
-  }
+  if (!bench_env || !*bench_env) ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
+  atlas::test::require_data(atlas::test::stories_bin());
   const std::string run = std::string("'") + bench_env + "' run --model '" + atlas::test::stories_bin().string() +
                           "' --tokenizer '" + atlas::test::stories_tok().string() + "' --no-store";
   // Port 9 (discard): every check below comes before any request.

@@ -15,6 +15,7 @@
 #include "common/clock.hpp"
 #include "suites/endpoint/http_client.hpp"
 #include "suites/endpoint/rx_timestamp.hpp"
+#include "tests/skip.hpp"
 
 #if ATLAS_HAVE_CURL && ATLAS_HAVE_HTTPLIB
 #include "tests/endpoint/script_server.hpp"
@@ -54,8 +55,7 @@ struct TcpPair {
 
 TEST_CASE("rx timestamp: the peek gives the arrival time of the newest waiting bytes and consumes nothing") {
 #if !defined(__linux__)
-  MESSAGE("skipped: kernel receive timestamps are Linux-only here");
-  return;
+  ATLAS_SKIP("kernel receive timestamps are Linux-only here");
 #endif
   TcpPair p;
   REQUIRE(p.timestamps);

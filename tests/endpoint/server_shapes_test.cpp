@@ -343,12 +343,9 @@ TEST_CASE("endpoint: events that come in one read share its gap; no zero ITL, TP
 }
 
 TEST_CASE("endpoint: without usage, a local tokenizer counts the stream's tokens, not each chunk's own encoding") {
-  // A sentencepiece tokenizer encodes a chunk on its own with a leading-space token: issue 14 saw
+  // A sentencepiece tokenizer encodes a chunk on its own with a leading-space token: counted per chunk,
   // 4 tokens counted as 8 (and TPOT halved). The growth of the whole text's encoding is exact.
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: stories260K not found under " << atlas::test::data_dir());
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   atlas::engine::LoadOptions lo;
   lo.tokenizer_path = atlas::test::stories_tok();
   const auto model = atlas::engine::load_model(atlas::test::stories_bin(), lo);

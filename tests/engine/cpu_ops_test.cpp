@@ -20,6 +20,7 @@
 #include "engine/error.hpp"
 #include "tests/engine/random_model.hpp"
 #include "tests/sanitized.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas::engine;
 using doctest::Approx;
@@ -114,8 +115,7 @@ TEST_CASE("thread pool: every index is visited once, chunks respect the grain") 
 
 TEST_CASE("thread pool: more threads than the process can create is a typed error, not a hang or an abort") {
   if (atlas::test::kSanitized) {
-    MESSAGE("skipped: the address-space limit this test sets leaves ASan no room for its shadow memory");
-    return;
+    ATLAS_SKIP("the address-space limit this test sets leaves ASan no room for its shadow memory");
   }
   // In a child process whose address space is capped 64 MiB above what it uses now, so thread
   // stacks (8 MiB each by default) run out after a few; alarm() turns a hang into a failure.

@@ -17,6 +17,7 @@
 #include "tests/engine/random_model.hpp"
 #include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas::engine;
 
@@ -131,8 +132,7 @@ TEST_CASE("Engine::open: max_seq_len, bad backends, synthetic presets") {
 TEST_CASE("atlas-bench generate --json reproduces the golden greedy run") {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !std::filesystem::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set to a built atlas-bench (run through ctest)");
-    return;
+    ATLAS_SKIP("ATLAS_BENCH_EXE is not set to a built atlas-bench (run through ctest)");
   }
   const auto rec = golden("stories260K/p01/n64");
   int status = 0;

@@ -14,6 +14,7 @@
 #include "engine/formats/presets.hpp"
 #include "tests/test_data.hpp"
 #include "tests/typed_weights.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas::engine;
 
@@ -187,8 +188,7 @@ TEST_CASE("load_model: preset specs and missing paths") {
 TEST_CASE("atlas-bench make-model writes byte-identical files for a seed") {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (exe == nullptr || !std::filesystem::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE not set (run through ctest)");
-    return;
+    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
   }
   const auto dir = atlas::test::scratch_dir("make-model-cli");
   const std::string base = std::string(exe) + " make-model --preset tiny-qwen3 --seed 11 --dtype bf16 --out ";

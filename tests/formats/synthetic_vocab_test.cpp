@@ -11,6 +11,7 @@
 #include "engine/formats/presets.hpp"
 #include "engine/tokenizer/synthetic_vocab.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas::engine;
 
@@ -82,8 +83,7 @@ TEST_CASE("GGUF with the synthetic vocabulary: llama.cpp's model and pre-tokeniz
 TEST_CASE("atlas-bench make-model writes the synthetic vocabulary by default, none on request") {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (exe == nullptr || !std::filesystem::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE not set (run through ctest)");
-    return;
+    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
   }
   const auto dir = atlas::test::scratch_dir("make-model-vocab");
   for (const char* preset : {"tiny-llama", "qwen3-next-tiny"}) {

@@ -26,6 +26,7 @@
 #include "records/store.hpp"
 #include "tests/records/fixture.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas;
 
@@ -43,7 +44,7 @@ struct Cli {
 std::optional<Cli> cli(const std::string& name) {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    test::skip_case("ATLAS_BENCH_EXE is not set (run through ctest)");
     return std::nullopt;
   }
   return Cli{exe, test::scratch_dir(name)};

@@ -17,6 +17,7 @@
 #include "tests/gates/git_repo.hpp"
 #include "tests/sanitized.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas;
 
@@ -47,14 +48,12 @@ std::string gate_config(const std::string& suite_config, const std::string& look
 TEST_CASE("gate --timed-only: a planted delay on the head side fails the gate, none does not") {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
-    return;
+    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
   }
   if (test::kSanitized) {
     // Under ASan a token takes ~10x longer and ctest runs the binaries in parallel: the planted
     // 200 us is then within the noise (seen: +54%, A/A noise 34%, inconclusive). make test runs this.
-    MESSAGE("skipped: timed gate under AddressSanitizer (make test-sanitize) measures the sanitizer, not the gate");
-    return;
+    ATLAS_SKIP("timed gate under AddressSanitizer (make test-sanitize) measures the sanitizer, not the gate");
   }
   const auto dir = test::scratch_dir("gates_timed_cli");
   write_file_atomic(dir / "suites.json", kSuiteConfig);
@@ -94,8 +93,7 @@ TEST_CASE("gate --timed-only: a planted delay on the head side fails the gate, n
 TEST_CASE("gate --timed-only: no merge-base build when the merge-base is HEAD with no tracked change") {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
-    return;
+    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
   }
   // A checkout on main whose HEAD is the merge-base: the gate must run this binary on both sides
   // (a fresh clone of main spent 336 s building itself before the rule).

@@ -321,8 +321,7 @@ TEST_CASE("split-K decode attention (head_dim 128, GQA 4/8, qk-norm, half RoPE, 
 TEST_CASE("cluster decode attention matches float64 at long contexts: f32/bf16, head_dim 64/128/256, GQA 1-8 (odd 3)") {
   ATLAS_REQUIRE_GPU();
   if (!attention_decode_cluster_supported(DType::bf16, 4, 128)) {
-    MESSAGE("skipped: the device has no thread-block clusters");
-    return;
+    ATLAS_SKIP("the device has no thread-block clusters");
   }
   for (const AttnShape& sh : {AttnShape{DType::f32, 8, 2, 128, true, false}, AttnShape{DType::bf16, 16, 8, 128, true, false},
                               AttnShape{DType::bf16, 32, 8, 128, true, false}, AttnShape{DType::bf16, 16, 2, 128, true, false},

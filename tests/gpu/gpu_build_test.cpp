@@ -1,11 +1,9 @@
-// Without a CUDA build the GPU tests are not compiled; say so instead of passing silently.
+// Without a CUDA build the GPU tests are not compiled; this case says so (Skipped, with the
+// reason) instead of the folder passing with nothing checked.
 #include <doctest/doctest.h>
 
-#include <cstdio>
+#include "tests/skip.hpp"
 
 #ifndef ATLAS_HAVE_CUDA
-TEST_CASE("gpu tests") {
-  std::fprintf(stderr, "atlas_tests_gpu: skipped: built without CUDA (ATLAS_CUDA=OFF or no nvcc)\n");
-  MESSAGE("skipped: built without CUDA (ATLAS_CUDA=OFF or no nvcc)");
-}
+TEST_CASE("gpu tests") { ATLAS_SKIP("built without CUDA (ATLAS_CUDA=OFF or no nvcc)"); }
 #endif

@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the GPU tests: device detection (tests skip with a printed reason without one), a
+// Shared by the GPU tests: device detection (tests are skipped with the reason without one), a
 // float64 reference forward pass (llama2.c's math, with Qwen3's q/k-norm and half-split RoPE),
 // and random models held in host vectors.
 #include <cuda_runtime_api.h>
@@ -14,6 +14,7 @@
 
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/model.hpp"
+#include "tests/skip.hpp"
 
 namespace atlas::test::gpu {
 
@@ -26,24 +27,12 @@ inline std::string no_gpu_reason() {
   return {};
 }
 
-/// Prints the skip reason on stderr once per process (ctest marks the test Skipped on it:
-/// tests/CMakeLists.txt, SKIP_REGULAR_EXPRESSION) and in the test's MESSAGE.
-inline void announce_skip(const std::string& why) {
-  static const bool once = [&] {
-    std::fprintf(stderr, "atlas_tests_gpu: skipped: %s\n", why.c_str());
-    return true;
-  }();
-  (void)once;
-}
-
+/// Skips the test case (tests/skip.hpp) when no CUDA device is usable: a CPU machine reports
+/// the GPU tests Skipped with the reason. On a GPU machine every other missing input fails.
 #define ATLAS_REQUIRE_GPU()                                                   \
   do {                                                                        \
     const std::string why_ = ::atlas::test::gpu::no_gpu_reason();             \
-    if (!why_.empty()) {                                                      \
-      ::atlas::test::gpu::announce_skip(why_);                                \
-      MESSAGE("skipped: " << why_);                                           \
-      return;                                                                 \
-    }                                                                         \
+    if (!why_.empty()) ATLAS_SKIP(why_);                                      \
   } while (0)
 
 /// Round-to-nearest-even float -> bf16 -> float (what the device does to bf16 weights).

@@ -8,7 +8,7 @@ float32 on the CPU (no TF32 anywhere) on those same bf16 weights (upcast exactly
 
     python3 tests/gpu/hf_reference.py OUT_DIR [--only tiny]
 
-tests/gpu/cuda_hf_parity_test.cpp reads OUT_DIR from ATLAS_HF_REF_DIR.
+tests/gpu/cuda_backend_parity_test.cpp reads OUT_DIR from ATLAS_HF_REF_DIR (required on a GPU machine).
 """
 import json
 import os

@@ -15,6 +15,7 @@
 #include "tests/records/fixture.hpp"
 #include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 namespace fs = std::filesystem;
 
@@ -38,7 +39,7 @@ Run run(const std::string& args) {
 
 bool have_exe() {
   if (fs::exists(exe())) return true;
-  MESSAGE("skipped: atlas-bench not built at " << exe());
+  atlas::test::skip_case("atlas-bench not built at " + exe().string());
   return false;
 }
 
@@ -202,10 +203,7 @@ TEST_CASE("atlas-bench records list and merge") {
 
 TEST_CASE("atlas-bench data verify exits 0 on good data and 3 naming missing or altered files") {
   if (!have_exe()) return;
-  if (!fs::is_directory(atlas::test::data_dir() / "models")) {
-    MESSAGE("skipped: no data directory at " << atlas::test::data_dir());
-    return;
-  }
+  atlas::test::require_data(atlas::test::data_dir() / "models");
   const std::string manifest = (atlas::test::source_dir() / "data" / "manifest.json").string();
   auto r = run("data verify --data-dir '" + atlas::test::data_dir().string() + "' --manifest '" + manifest + "'");
   CHECK(r.rc == 0);
@@ -233,7 +231,7 @@ TEST_CASE("atlas-bench run: usage errors stop before any work, naming what is wr
   CHECK(r.rc == 3);
   CHECK(r.out.find("models/stories260K/stories260K.bin: no such model file or directory (give --model, or --data-dir") !=
         std::string::npos);
-  if (!fs::is_directory(atlas::test::data_dir() / "models")) return;
+  atlas::test::require_data(atlas::test::data_dir() / "models");
   const std::string data = "--data-dir '" + atlas::test::data_dir().string() + "' ";
   // A bad table format and a misspelled field of a later suite: rejected before ttft runs, and
   // nothing is stored.

@@ -54,10 +54,7 @@ TEST_CASE("data/manifest.json lists the assets with licenses and upstreams") {
 
 TEST_CASE("verify passes on the real data and names missing and altered files in a copy") {
   const auto m = atlas::records::read_manifest(manifest_file());
-  if (!fs::is_directory(atlas::test::data_dir() / "models")) {
-    MESSAGE("skipped: no data directory at " << atlas::test::data_dir());
-    return;
-  }
+  atlas::test::require_data(atlas::test::data_dir() / "models");
   CHECK(atlas::records::verify(m, atlas::test::data_dir()).empty());
   const auto dir = scratch_copy(m, "manifest_verify");
   CHECK(atlas::records::verify(m, dir).empty());

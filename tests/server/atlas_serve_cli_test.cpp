@@ -18,10 +18,7 @@
 TEST_CASE("atlas-serve binary: serves stories260K on loopback, streams, drains and exits 0 on SIGTERM") {
   const std::string exe = atlas::test::atlas_serve_exe();
   if (exe.empty()) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: " << atlas::test::stories_bin() << " not found");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   atlas::test::ServeProcess server(exe, {"--model", atlas::test::stories_bin().string(), "--tokenizer",
                                          atlas::test::stories_tok().string(), "--served-model-name", "stories",
                                          "--queue-limit", "2", "--threads", "1"});
@@ -50,10 +47,7 @@ TEST_CASE("atlas-serve binary: serves stories260K on loopback, streams, drains a
 TEST_CASE("atlas-serve binary: --api-key-file and --api-key-env; the endpoint client's --api-key-env gets in, no key gets 401") {
   const std::string exe = atlas::test::atlas_serve_exe();
   if (exe.empty()) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: " << atlas::test::stories_bin() << " not found");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   const auto dir = atlas::test::scratch_dir("serve_api_keys");
   std::ofstream(dir / "keys") << "# atlas-serve keys\nsk-file-key\n";
   ::setenv("ATLAS_TEST_SERVE_ENV_KEY", "sk-env-key", 1);
@@ -88,10 +82,7 @@ TEST_CASE("atlas-serve binary: --api-key-file and --api-key-env; the endpoint cl
 TEST_CASE("atlas-serve binary: an API key variable that is not set exits 3") {
   const std::string exe = atlas::test::atlas_serve_exe();
   if (exe.empty()) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: " << atlas::test::stories_bin() << " not found");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   atlas::test::ChildProcess bad({exe, "--model", atlas::test::stories_bin().string(), "--tokenizer", atlas::test::stories_tok().string(),
                                  "--port", "0", "--api-key-env", "ATLAS_TEST_SURELY_UNSET_KEY"});
   CHECK(bad.wait_exit(20000) == 3);
@@ -100,10 +91,7 @@ TEST_CASE("atlas-serve binary: an API key variable that is not set exits 3") {
 TEST_CASE("atlas-serve binary: SIGTERM with 9 streams open exits within the drain timeout, the streams stopped") {
   const std::string exe = atlas::test::atlas_serve_exe();
   if (exe.empty()) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: " << atlas::test::stories_bin() << " not found");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   // 5 ms per token and 400 tokens a stream: the nine would take 18 s one after the other.
   atlas::test::ServeProcess server(exe, {"--model", atlas::test::stories_bin().string(), "--tokenizer", atlas::test::stories_tok().string(),
                                          "--served-model-name", "stories", "--threads", "1", "--queue-limit", "16", "--drain-timeout", "1",

@@ -1,5 +1,5 @@
 // The real atlas-serve binary under a burst of 1,000 malformed or hostile requests over
-// loopback (issue 16): truncated JSON, huge max_tokens, deep nesting, invalid UTF-8, bodies and
+// loopback: truncated JSON, huge max_tokens, deep nesting, invalid UTF-8, bodies and
 // headers cut off mid-way (slowloris-style), lying Content-Length, garbage request lines. Each
 // must get a 4xx or a closed connection (never a 2xx, a 5xx or a hang), /health must keep
 // answering in between and while slow clients hold connections open, and the server's resident
@@ -218,10 +218,7 @@ std::vector<Hostile> hostile_requests() {
 TEST_CASE("atlas-serve binary: 1,000 hostile requests each get a 4xx or a closed connection; /health answers; memory stays flat") {
   const std::string exe = atlas::test::atlas_serve_exe();
   if (exe.empty()) return;
-  if (!std::filesystem::exists(atlas::test::stories_bin())) {
-    MESSAGE("skipped: " << atlas::test::stories_bin() << " not found");
-    return;
-  }
+  atlas::test::require_data(atlas::test::stories_bin());
   // glibc gives threads their own malloc arenas as they first allocate; with 64 HTTP threads
   // taking turns that growth would swamp a per-request leak. Two arenas make RSS a leak signal.
   ::setenv("MALLOC_ARENA_MAX", "2", 1);

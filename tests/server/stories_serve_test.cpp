@@ -23,10 +23,7 @@ server::GeneratorOptions stories_options() {
 }  // namespace
 
 TEST_CASE("stories260K over HTTP: same greedy text as in-process, usage and cached tokens") {
-  if (!std::filesystem::exists(test::stories_bin())) {
-    MESSAGE("skipped: " << test::stories_bin() << " not found");
-    return;
-  }
+  test::require_data(test::stories_bin());
   auto reference = server::open_session_generator(stories_options());
   const auto prompt = reference->tokenizer().encode("Once upon a time", true);
   engine::GenerateRequest g;

@@ -14,6 +14,7 @@
 #include "tests/suites/fake_target.hpp"
 #include "tests/sanitized.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas;
 using namespace atlas::suites;
@@ -68,19 +69,16 @@ double value(const records::SuiteResult& r, const std::string& m) { return r.met
 TEST_CASE("instructions suite: counts are equal run to run; --inject-decode-work adds its loop to decode only") {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
-    return;
+    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
   }
   if (atlas::test::kSanitized) {
-    MESSAGE("skipped: valgrind cannot run an AddressSanitizer build (make test-sanitize); make test runs this");
-    return;
+    ATLAS_SKIP("valgrind cannot run an AddressSanitizer build (make test-sanitize); make test runs this");
   }
   if (!have_valgrind()) {
     // CI installs valgrind (tools/install-deps.sh): there a missing valgrind is a failure.
     const char* ci = std::getenv("CI");
     REQUIRE_MESSAGE(!(ci && std::string(ci) == "true"), "valgrind is missing on CI (tools/install-deps.sh installs it)");
-    MESSAGE("skipped: valgrind is not installed");
-    return;
+    ATLAS_SKIP("valgrind is not installed");
   }
   const auto a = count(0);
   const auto b = count(0);

