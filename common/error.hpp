@@ -1,6 +1,8 @@
 #pragma once
 // Typed errors: every layer throws its own subclass of atlas::Error, and the message names the
-// file, the field and the bad value. The CLI maps any atlas::Error to exit code 3.
+// file, the field and the bad value. Commands exit 3 on an atlas::Error and 4 on a MachineError
+// (common/machine_error.hpp: the machine or the program failed), through one mapping
+// (common/exit_code.hpp).
 #include <stdexcept>
 #include <string>
 

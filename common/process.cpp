@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/machine_error.hpp"
 #include "common/termination.hpp"
 
 extern char** environ;
@@ -21,7 +22,7 @@ namespace {
 struct Pipe {
   int fd[2] = {-1, -1};
   Pipe() {
-    if (::pipe2(fd, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(fd, O_CLOEXEC) != 0) throw MachineError(std::string("pipe: ") + std::strerror(errno));
   }
   ~Pipe() {
     for (int f : fd) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/machine_error.hpp"
 
 namespace atlas {
 namespace {
@@ -19,14 +20,14 @@ using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
 
 MdCtx new_ctx() {
   MdCtx ctx(EVP_MD_CTX_new());
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) throw Error("sha256: OpenSSL init failed");
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) throw MachineError("sha256: OpenSSL init failed");
   return ctx;
 }
 
 std::string finish(EVP_MD_CTX* ctx) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int len = 0;
-  if (EVP_DigestFinal_ex(ctx, md.data(), &len) != 1) throw Error("sha256: OpenSSL final failed");
+  if (EVP_DigestFinal_ex(ctx, md.data(), &len) != 1) throw MachineError("sha256: OpenSSL final failed");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(len * 2);

@@ -6,12 +6,13 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/machine_error.hpp"
 
 namespace atlas {
 
 TempDir::TempDir(const std::string& prefix) {
   std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
-  if (::mkdtemp(tmpl.data()) == nullptr) throw Error("cannot create a temporary folder " + tmpl + ": " + std::strerror(errno));
+  if (::mkdtemp(tmpl.data()) == nullptr) throw MachineError("cannot create a temporary folder " + tmpl + ": " + std::strerror(errno));
   path_ = tmpl;
   guard_.emplace(path_);
 }

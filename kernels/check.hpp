@@ -1,16 +1,18 @@
 #pragma once
-// Errors of the kernels layer: a failed CUDA runtime call or a launch with bad shapes.
+// Errors of the kernels layer: a failed CUDA runtime call or a launch with bad shapes. Both are
+// failures of the machine or the program (exit 4), never of the input: the engine checks shapes
+// against the model before it launches anything.
 #include <cuda_runtime_api.h>
 
 #include <string>
 
-#include "common/error.hpp"
+#include "common/machine_error.hpp"
 
 namespace atlas::kernels {
 
-class KernelError : public atlas::Error {
+class KernelError : public atlas::MachineError {
  public:
-  using atlas::Error::Error;
+  using atlas::MachineError::MachineError;
 };
 
 [[noreturn]] inline void throw_cuda(cudaError_t e, const char* expr, const char* file, int line) {

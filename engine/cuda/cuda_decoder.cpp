@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/cuda/blocks/block_util.hpp"
+#include "common/machine_error.hpp"
 #include "engine/error.hpp"
 #include "kernels/flash_prefill.hpp"
 #include "kernels/gemv.hpp"
@@ -56,8 +57,11 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
     : opts_(opts), config_(model.config) {
   const ModelConfig& c = config_;
   int dev_count = 0;
-  if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0)
-    throw EngineError("cuda backend: no CUDA device");
+  // The machine's failure, not the input's (exit 4): the same command runs on a GPU machine.
+  if (const cudaError_t e = cudaGetDeviceCount(&dev_count); e != cudaSuccess)
+    throw MachineError(std::string("cuda backend: no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorName(e) + " (" +
+                       cudaGetErrorString(e) + ")");
+  if (dev_count == 0) throw MachineError("cuda backend: no CUDA device");
   if (opts_.max_seq <= 0) {
     // The model's context length, within what the decode kernels take (a caller who asks for
     // more gets the attention block's error naming the bound).
@@ -116,8 +120,9 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
     std::size_t free_b = 0, total_b = 0;
     ATLAS_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     const std::size_t need = w.used() + s.used() + p.used();
+    // Out of device memory is the machine's limit (exit 4), though a smaller context may fit.
     if (need > free_b)
-      throw EngineError("cuda backend: model '" + c.name + "' needs " + gib(need) + " of device memory (weights " +
+      throw MachineError("cuda backend: model '" + c.name + "' needs " + gib(need) + " of device memory (weights " +
                         gib(w.used()) + ", KV cache and recurrent state " + gib(s.used()) + ", workspace " + gib(p.used()) +
                         " at max_seq_len " + std::to_string(opts_.max_seq) + "); the GPU has " + gib(free_b) + " free of " +
                         gib(total_b) + " (a smaller --max-seq-len shrinks the KV cache only)");

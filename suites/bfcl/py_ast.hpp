@@ -9,14 +9,16 @@
 #include <string_view>
 #include <vector>
 
+#include "suites/bfcl/bfcl_error.hpp"
 #include "suites/bfcl/py_value.hpp"
 
 namespace atlas::suites::bfcl {
 
-/// Raised for text that is not a Python expression (BFCL: `ast.parse` raised).
-class PySyntaxError : public std::runtime_error {
+/// Raised for text that is not a Python expression (BFCL: `ast.parse` raised). A BfclError: the
+/// text is input, so one that escapes is exit 3, never an internal error.
+class PySyntaxError : public BfclError {
  public:
-  using std::runtime_error::runtime_error;
+  using BfclError::BfclError;
 };
 
 enum class PyNodeKind {

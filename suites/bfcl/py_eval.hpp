@@ -10,10 +10,11 @@
 namespace atlas::suites::bfcl {
 
 /// Raised when BFCL's decoder would raise (unsupported node, NameError, TypeError,
-/// ZeroDivisionError, ...): the entry becomes `ast_decoder:decoder_failed`.
-class PyDecodeError : public std::runtime_error {
+/// ZeroDivisionError, ...): the entry becomes `ast_decoder:decoder_failed`. A BfclError, like
+/// PySyntaxError.
+class PyDecodeError : public BfclError {
  public:
-  using std::runtime_error::runtime_error;
+  using BfclError::BfclError;
 };
 
 /// Evaluates `node` with Python semantics. Throws PyDecodeError.

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "common/machine_error.hpp"
 
 namespace atlas::suites {
 
@@ -38,7 +39,7 @@ void check(CUptiResult r, const char* what) {
   if (r == CUPTI_SUCCESS) return;
   const char* s = nullptr;
   cuptiGetResultString(r, &s);
-  throw atlas::Error(std::string("CUPTI: ") + what + " failed: " + (s ? s : "unknown error"));
+  throw atlas::MachineError(std::string("CUPTI: ") + what + " failed: " + (s ? s : "unknown error"));
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -163,7 +164,7 @@ std::string short_kernel_name(std::string_view name) {
 }
 
 CuptiTracer::CuptiTracer() : state_(std::make_unique<State>()) {
-  if (g_state != nullptr) throw atlas::Error("CUPTI: only one tracer may be active");
+  if (g_state != nullptr) throw atlas::MachineError("CUPTI: only one tracer may be active");
   g_state = state_.get();
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
   check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable CONCURRENT_KERNEL");

@@ -190,3 +190,8 @@ TEST_CASE("bfcl values: Python equality and repr") {
   CHECK(py_repr(PyValue("it's")) == "\"it's\"");
   CHECK(py_repr(PyValue(PyTuple{{PyValue(1)}})) == "(1,)");
 }
+
+TEST_CASE("bfcl parser: its errors are the project's input errors (exit 3 if one escapes, not an internal error)") {
+  CHECK_THROWS_AS(parse_python_expression("[f("), atlas::InputError);
+  CHECK_THROWS_AS(decode_python("[f(v=1/0)]"), atlas::InputError);
+}

@@ -1,5 +1,6 @@
 // atlas-bench: the CLI entry point. Exit codes: 0 pass, 1 regression, 2 inconclusive,
-// 3 usage or input error; 130 / 143 stopped by SIGINT / SIGTERM (common/termination.hpp).
+// 3 usage or input error, 4 a failure of the machine or the program (common/exit_code.hpp);
+// 130 / 143 stopped by SIGINT / SIGTERM (common/termination.hpp).
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -7,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
 #include "common/exit_code.hpp"
 #include "common/termination.hpp"
 #include "tools/atlas-bench/command.hpp"
@@ -91,12 +91,8 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < subs.size(); ++i) {
       if (subs[i]->parsed()) return actions[i]();
     }
-  } catch (const atlas::Error& e) {
-    std::cerr << "atlas-bench: error: " << e.what() << "\n";
-    return atlas::to_int(atlas::ExitCode::input_error);
-  } catch (const std::exception& e) {
-    std::cerr << "atlas-bench: internal error: " << e.what() << "\n";
-    return atlas::to_int(atlas::ExitCode::input_error);
+  } catch (...) {
+    return atlas::exit_code_of_current_exception("atlas-bench");
   }
   return atlas::to_int(atlas::ExitCode::input_error);
 }

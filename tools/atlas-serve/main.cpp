@@ -121,11 +121,7 @@ int main(int argc, char** argv) {
               << " stopped by the drain timeout; at most "
               << st.peak_connection_threads << " connections served at once" << std::endl;
     return 0;
-  } catch (const atlas::Error& e) {
-    std::cerr << "atlas-serve: error: " << e.what() << "\n";
-    return atlas::to_int(atlas::ExitCode::input_error);
-  } catch (const std::exception& e) {
-    std::cerr << "atlas-serve: internal error: " << e.what() << "\n";
-    return atlas::to_int(atlas::ExitCode::input_error);
+  } catch (...) {
+    return atlas::exit_code_of_current_exception("atlas-serve");
   }
 }

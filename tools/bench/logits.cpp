@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/exit_code.hpp"
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
 #include "engine/model.hpp"
@@ -141,8 +142,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
+  } catch (...) {
+    return atlas::exit_code_of_current_exception("bench_logits");
   }
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
+#include "common/exit_code.hpp"
 #include "engine/formats/presets.hpp"
 #include "suites/decode_anatomy/cuda_anatomy.hpp"
 #include "suites/decode_anatomy/cuda_decode_bench.hpp"
@@ -67,9 +67,8 @@ int main(int argc, char** argv) {
       all["models"][m]["anatomy"] = run_cuda_decode_anatomy(atlas::engine::find_preset(m).config, ao, bw);
     }
     if (!out_path.empty()) std::ofstream(out_path) << all.dump(2) << "\n";
-  } catch (const atlas::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 3;
+  } catch (...) {
+    return atlas::exit_code_of_current_exception("atlas-cuda-bench");
   }
   return 0;
 }
