@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/env_flag.hpp"
 #include "engine/backend_module.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #include "engine/error.hpp"
@@ -47,7 +48,7 @@ std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& 
 }
 
 BackendOptions backend_options_from_env(BackendOptions base) {
-  if (const char* g = std::getenv("ATLAS_NO_DECODE_GRAPHS"); g && std::string(g) == "1") base.decode_graphs = false;
+  if (env_flag("ATLAS_NO_DECODE_GRAPHS")) base.decode_graphs = false;
   if (const char* t = std::getenv("ATLAS_THREADS"); t && *t) {
     char* end = nullptr;
     const long v = std::strtol(t, &end, 10);

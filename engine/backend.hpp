@@ -88,8 +88,9 @@ class Backend {
 /// Creates the named backend ("cpu" or "cuda"); throws EngineError for a backend not built in.
 std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& opts);
 
-/// `base` with the environment applied: ATLAS_NO_DECODE_GRAPHS=1 sets decode_graphs = false;
-/// ATLAS_THREADS=N (N >= 1) sets threads. Throws EngineError for a malformed ATLAS_THREADS.
+/// `base` with the environment applied: ATLAS_NO_DECODE_GRAPHS on (common/env_flag.hpp) sets
+/// decode_graphs = false; ATLAS_THREADS=N (N >= 1) sets threads. Throws EngineError for a
+/// malformed ATLAS_THREADS, InputError for a value of ATLAS_NO_DECODE_GRAPHS that is no boolean.
 BackendOptions backend_options_from_env(BackendOptions base);
 
 }  // namespace atlas::engine

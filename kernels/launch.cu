@@ -1,8 +1,8 @@
 #include "kernels/launch.hpp"
 
 #include <atomic>
-#include <cstdlib>
-#include <string>
+
+#include "common/env_flag.hpp"
 
 namespace atlas::kernels {
 namespace {
@@ -12,8 +12,7 @@ std::atomic<int> g_pdl{-1};
 bool pdl_enabled() {
   int v = g_pdl.load(std::memory_order_relaxed);
   if (v < 0) {
-    const char* e = std::getenv("ATLAS_NO_PDL");
-    v = (e != nullptr && *e != '\0' && std::string(e) != "0") ? 0 : 1;
+    v = env_flag("ATLAS_NO_PDL") ? 0 : 1;
     g_pdl.store(v, std::memory_order_relaxed);
   }
   return v == 1;

@@ -2,6 +2,7 @@
 // Where tests find the real inputs (../shared/data in CI) and the source tree. The data
 // directory is required (README: make test needs it): require_data fails a test, never skips it.
 #include "common/build_paths.hpp"
+#include "common/data_dir.hpp"
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -9,10 +10,9 @@
 #include <string>
 
 namespace atlas::test {
-inline std::filesystem::path data_dir() {
-  if (const char* e = std::getenv("ATLAS_DATA_DIR"); e && *e) return e;
-  return std::filesystem::path(ATLAS_SOURCE_DIR) / ".." / "shared" / "data";
-}
+/// The data directory, in the order every binary uses (common/data_dir.hpp); ctest sets
+/// ATLAS_DATA_DIR to the build's (tests/CMakeLists.txt).
+inline std::filesystem::path data_dir() { return resolve_data_dir(); }
 inline std::filesystem::path source_dir() { return ATLAS_SOURCE_DIR; }
 inline std::filesystem::path stories_bin() { return data_dir() / "models/stories260K/stories260K.bin"; }
 inline std::filesystem::path stories_tok() { return data_dir() / "models/stories260K/tok512.bin"; }

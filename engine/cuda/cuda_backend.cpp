@@ -3,15 +3,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/env_flag.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
 
 namespace atlas::engine {
 namespace {
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' && std::string(v) != "0";
-}
 
 class CudaBackend final : public Backend {
  public:

@@ -1,5 +1,6 @@
 #include "suites/bfcl/bfcl_suite.hpp"
 
+#include "common/data_dir.hpp"
 #include "common/sha256.hpp"
 
 #include <algorithm>
@@ -416,15 +417,7 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
   return out;
 }
 
-std::filesystem::path default_bfcl_data_dir() {
-  if (const char* e = std::getenv("ATLAS_DATA_DIR"); e && *e) return e;
-  for (const std::filesystem::path& candidate :
-       {std::filesystem::path("../shared/data"), std::filesystem::path("../../shared/data"),
-        suites_resource_dir() / ".." / ".." / "shared" / "data"}) {
-    if (std::filesystem::is_directory(candidate / "bfcl")) return std::filesystem::absolute(candidate).lexically_normal();
-  }
-  return "data";
-}
+std::filesystem::path default_bfcl_data_dir() { return resolve_data_dir(); }
 
 BfclSuiteSetup bfcl_suite_setup(const SuiteOptions& options) {
   nlohmann::json section = options.config.is_object() ? options.config : nlohmann::json::object();
@@ -455,7 +448,7 @@ BfclSuiteSetup bfcl_suite_setup(const SuiteOptions& options) {
   if (!std::filesystem::is_directory(data_dir / "bfcl")) {
     throw BfclError((data_dir / "bfcl").string() +
                     ": no such directory (the BFCL data: the section's data_dir, else --data-dir, else $ATLAS_DATA_DIR, "
-                    "else ../shared/data)");
+                    "else ../shared/data beside the checkout, else ./data)");
   }
   return {bfcl_config_from_json(merged, options.config_source), data_dir};
 }

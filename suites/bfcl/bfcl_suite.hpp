@@ -82,8 +82,8 @@ records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, 
 records::SuiteResult run_bfcl_suite(Target& target, const BfclSuiteConfig& cfg, const BfclDataset& ds,
                                     Progress* progress = nullptr);
 
-/// The data directory when a config does not name one: $ATLAS_DATA_DIR, else ../shared/data
-/// beside the working directory or the source tree, else "data".
+/// The data directory when neither the config nor --data-dir names one: atlas::resolve_data_dir
+/// (common/data_dir.hpp).
 std::filesystem::path default_bfcl_data_dir();
 
 /// The suite registry's entry point (suites/registry.cpp): `options.config` is the "bfcl"

@@ -32,8 +32,7 @@ struct RegisterCommand {
   explicit RegisterCommand(Command c) { command_registry().push_back(std::move(c)); }
 };
 
-/// The data directory: --data-dir, else $ATLAS_DATA_DIR, else ../shared/data when it exists
-/// beside the working directory's repository, else "data".
+/// The data directory: --data-dir, else the order of atlas::resolve_data_dir (common/data_dir.hpp).
 std::string resolve_data_dir(const GlobalOptions& g);
 
 }  // namespace atlas::cli

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/data_dir.hpp"
 #include "common/exit_code.hpp"
 #include "common/termination.hpp"
 #include "tools/atlas-bench/command.hpp"
@@ -19,14 +20,7 @@ std::vector<Command>& command_registry() {
   return registry;
 }
 
-std::string resolve_data_dir(const GlobalOptions& g) {
-  if (!g.data_dir.empty()) return g.data_dir;
-  if (const char* env = std::getenv("ATLAS_DATA_DIR"); env && *env) return env;
-  for (const char* candidate : {"../shared/data", "../../shared/data"}) {
-    if (std::filesystem::is_directory(candidate)) return std::filesystem::absolute(candidate).lexically_normal().string();
-  }
-  return "data";
-}
+std::string resolve_data_dir(const GlobalOptions& g) { return atlas::resolve_data_dir(g.data_dir).string(); }
 
 }  // namespace atlas::cli
 

