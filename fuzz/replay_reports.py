@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Replays inputs modelled on public bug reports and advisories against the loaders (issue 16).
+"""Replays inputs modelled on public bug reports and advisories against the loaders (docs/fuzzing.md, "Replay of public bug reports").
 
 usage: fuzz/replay_reports.py BUILD_DIR [OUT_DIR] [CASE_PREFIX...]
 
@@ -150,7 +150,7 @@ def _():
     return patch_tensor_offset(b, "output_norm.weight", tensor_offset(b, "output_norm.weight") + 4)
 
 
-@case("gguf-offset-alias", "llama.cpp#18674 log ('has offset X, expected Y'); issue 16's safetensors alias", "attn_v at attn_k's offset", "gguf")
+@case("gguf-offset-alias", "llama.cpp#18674 log ('has offset X, expected Y'); the earlier safetensors alias finding", "attn_v at attn_k's offset", "gguf")
 def _():
     b = model_gguf()
     return patch_tensor_offset(b, "blk.0.attn_v.weight", tensor_offset(b, "blk.0.attn_k.weight"))
@@ -254,7 +254,7 @@ def _():
     return model_gguf(kvs=spm_kvs(scores=SPM_SCORES[:-2] + [float("nan"), -2.0]))
 
 
-@case("gguf-byte-token-bad", "issue 16 (replay, earlier session)", "BYTE token '<0x-1>'", "gguf")
+@case("gguf-byte-token-bad", "earlier replay", "BYTE token '<0x-1>'", "gguf")
 def _():
     toks = list(SPM_TOKENS)
     toks[3] = "<0x-1>"
@@ -389,7 +389,7 @@ def _():
     return st_header({"a": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}}, b"\0" * 8)
 
 
-@case("st-alias", "issue 16; ohdearquant/lattice#752; antirez/h3.c#48", "k_proj and v_proj both [0, 64)", "safetensors")
+@case("st-alias", "the hostile-input review; ohdearquant/lattice#752; antirez/h3.c#48", "k_proj and v_proj both [0, 64)", "safetensors")
 def _():
     return st_header({"k_proj.weight": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]},
                       "v_proj.weight": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]}}, b"\0" * 64)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A benchmark of the gate's instruction-count judgement (issue 13): the `instructions` suite
+# A benchmark of the gate's instruction-count judgement: the `instructions` suite
 # (callgrind, docs/metrics.md) judged against the committed BASELINE, N times on unchanged code
 # and N times with `--inject-decode-work W` (W extra loop iterations per decoded token), the two
 # kinds alternating. Counts are deterministic, so the box's load must not matter: every planted

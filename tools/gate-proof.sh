@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A benchmark of the gate itself (issue 13): how often the timed judgement against the
+# A benchmark of the gate itself: how often the timed judgement against the
 # merge-base cries wolf on unchanged code, and how often it catches a planted slowdown of 5% of
 # the decode time per token. Runs `atlas-bench gate --timed-only` N times per kind, the two kinds
 # alternating (unchanged, planted, unchanged, ...) so both see the same box, optionally with

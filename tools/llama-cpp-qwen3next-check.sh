@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cross-check of our qwen3next GGUF writer and CPU backend against llama.cpp (issue 17): a GGUF
+# Cross-check of our qwen3next GGUF writer and CPU backend against llama.cpp: a GGUF
 # that `atlas-bench make-model` writes for a Qwen3-Next model must be read by llama.cpp (its
 # `qwen3next` architecture) with matching logits. Not in CI: llama.cpp is built from source and
 # is not a dependency of this project.

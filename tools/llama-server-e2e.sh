@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end run of the endpoint suites against llama.cpp's llama-server (a third-party
-# OpenAI-compatible server), with the checks of issue 14. Not in CI: building llama.cpp takes
+# OpenAI-compatible server), with the checks of docs/serving.md. Not in CI: building llama.cpp takes
 # longer than CI's budget. It does not build llama.cpp; give it a built binary.
 #
 #   tools/llama-server-e2e.sh [LLAMA_SERVER] [ATLAS_BENCH] [DATA_DIR]

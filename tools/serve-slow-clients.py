@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Slow-client probe for an HTTP server (atlas-serve's issue 16 measurements, docs/fuzzing.md).
+"""Slow-client probe for an HTTP server (atlas-serve's slow-client measurements, docs/fuzzing.md).
 
 Opens N connections that each send part of a request and then stall or drip one byte per
 --drip seconds, and meanwhile asks GET /health every --health-every seconds on a fresh

@@ -1,5 +1,6 @@
 // Hand-checked verdicts: each case's `valid` and `error_type` were worked out from the spec
-// (/work/shared/docs/bfcl-checker.md, section cited per case), not from running this code.
+// (docs/bfcl-checker.md: the behaviour of Gorilla's BFCL AST checker at commit 6ea57973,
+// section cited per case), not from running this code.
 #include <doctest/doctest.h>
 
 #include <map>

@@ -1,4 +1,4 @@
-// Loading the real BFCL v4 subset (/work/shared/data/bfcl, SOURCE.md) and malformed input.
+// Loading the real BFCL v4 subset (<data dir>/bfcl, its SOURCE.md) and malformed input.
 #include <doctest/doctest.h>
 
 #include <fstream>

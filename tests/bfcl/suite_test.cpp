@@ -210,7 +210,7 @@ TEST_CASE("bfcl suite: a model answering the ground truth scores 1.0; metrics an
 
 namespace {
 /// A server whose prefix cache the client cannot empty (llama-server: no reset route): every
-/// entry must then carry its own salt (issue 14: bfcl timings cold, as ttft's).
+/// entry must then carry its own salt (so that bfcl timings are cold, as ttft's).
 class NoResetTarget : public ScriptedTarget {
  public:
   int resets = 0;
@@ -482,7 +482,7 @@ TEST_CASE("bfcl suite: failed requests are counted, not scored") {
   const auto res = run_bfcl_suite(target, cfg, data());
   CHECK(res.metrics.at("entries_failed").samples == std::vector<double>{2});
   CHECK(res.metrics.at("accuracy.overall").samples.empty());
-  // A failed entry has no verdict: the suite says the run cannot be trusted (issue 14: 7 of 20
+  // A failed entry has no verdict: the suite says the run cannot be trusted (before, 7 of 20
   // entries got HTTP 400 and the run was reported valid with exit 0).
   const std::string first_id = select_entries(data(), cfg).front()->id;
   CHECK(res.details.at("invalid_reason") == "2 of 2 entries failed (first: " + first_id + ": connection refused)");
@@ -521,7 +521,7 @@ TEST_CASE("bfcl suite: a run with a failed entry makes the record invalid and ke
 
 TEST_CASE("bfcl suite: a chat prompt the server refuses as over its context is re-sent as the local ids, not failed") {
   // llama-server renders `messages` with its own template: longer than the local rendering the
-  // context check measured (issue 14: 7 of 20 entries got HTTP 400 and were silently dropped).
+  // context check measured (before, 7 of 20 entries got HTTP 400 and were silently dropped).
   ScriptedTarget target;
   target.ctx = 100000;
   target.answer = [](const suites::TargetRequest& req) {

@@ -161,7 +161,7 @@ TEST_CASE("token timing: chunks of one read or one client wake-up are one arriva
   CHECK(t[3] == 103);
 }
 
-// Issue 16: a hostile server's error event nested 100,000 deep crashed the client when the
+// A hostile server's error event nested 100,000 deep crashed the client when the
 // reader printed it.
 TEST_CASE("stream reader: an event nested deeper than the limit is a stream error, not a stack overflow") {
   OpenAiStreamReader r;

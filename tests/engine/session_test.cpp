@@ -211,7 +211,7 @@ double thread_cpu_ns() {
 }
 }  // namespace
 
-TEST_CASE("inject_decode_delay_us: adds wall time per decoded token by sleeping, not spinning (issue 13)") {
+TEST_CASE("inject_decode_delay_us: adds wall time per decoded token by sleeping, not spinning") {
   BackendOptions opts;
   opts.inject_decode_delay_us = 20000;
   auto backend = make_backend(stories(), opts);

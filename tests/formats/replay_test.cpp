@@ -1,4 +1,4 @@
-// Inputs modelled on public bug reports and advisories against model loaders (issue 16; the
+// Inputs modelled on public bug reports and advisories against model loaders (the
 // sources and the whole replay are in docs/fuzzing.md, "Replay of public bug reports"; the
 // generator of every replayed input is fuzz/replay_reports.py). Each case here failed before its
 // fix: it crashed, allocated without bound, or loaded garbage silently.
@@ -514,7 +514,7 @@ TEST_CASE("replay llama2.c: a legacy header with a zero or inconsistent field na
         std::string::npos);
 }
 
-// Issue 16 named --tokenizer ignored for safetensors directories; the replay found it ignored for
+// --tokenizer was once ignored for safetensors directories; the replay found it ignored for
 // GGUF files as well (silently: the file's own tokenizer was used). It now replaces it.
 TEST_CASE("replay GGUF: LoadOptions::tokenizer_path replaces the file's tokenizer (a tokenizer.json or a llama2.c tokenizer)") {
   const auto gguf = write("gguf-tokenizer-option", "m.gguf", TinyLlama{}.bytes());

@@ -187,7 +187,7 @@ TEST_CASE("a record made with a test hook (planted slowdown) never moves a basel
   CHECK(records::active_test_hooks(r) == std::vector<std::string>{"ATLAS_CUDA_VETO_LAYER=3"});
 }
 
-TEST_CASE("ratchet never moves or adds a timed value on a machine class that is not quiet (issue 13)") {
+TEST_CASE("ratchet never moves or adds a timed value on a machine class that is not quiet") {
   // One lucky run on a shared box, ratcheted in, made 4 of 5 later gate runs on unchanged code
   // fail. With a "timed" section, timed values live in stored baselines only on quiet classes.
   auto cfg = test::test_config();

@@ -1,5 +1,5 @@
 // The paired judgement (records/paired_judgement.hpp) on synthetic interleaved rounds: the
-// properties the gate and `ab` promise (issue 13).
+// properties the gate and `ab` promise.
 #include <doctest/doctest.h>
 
 #include <cmath>

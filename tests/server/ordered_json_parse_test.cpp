@@ -1,5 +1,5 @@
 // parse_ordered_json (server/ordered_json_parse.hpp) gives the value nlohmann's parser gives,
-// member order and duplicate keys included, and rejects what it rejects (issue 16).
+// member order and duplicate keys included, and rejects what it rejects.
 #include <string>
 
 #include <doctest/doctest.h>

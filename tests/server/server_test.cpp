@@ -336,7 +336,7 @@ TEST_CASE("server: bad requests get 400 with an OpenAI error object, never a cra
   }
   auto c = f.client();
   check_error(c.Get("/v1/nothing"), 404, "", "");
-  // Judged from Content-Length before the body is read (issue 16), so it counts as a bad request.
+  // Judged from Content-Length before the body is read, so it counts as a bad request.
   check_error(f.post("/v1/completions", R"({"model":"fake","prompt":")" + std::string(70000, 'a') + "\"}"), 413, "", "body_too_large");
   // The server still serves after all that.
   auto ok = f.post("/v1/completions", R"({"model":"fake","prompt":"x","max_tokens":2})");

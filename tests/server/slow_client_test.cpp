@@ -1,4 +1,4 @@
-// The server in-process under slow and departing clients (issue 16, server/http_connection.hpp):
+// The server in-process under slow and departing clients (server/http_connection.hpp):
 // more stalled or dripping clients than the former 64 HTTP threads must not delay /health, each
 // is closed at its phase's deadline, a header flood is cut off, pipelined requests are all
 // answered, and a client that leaves mid-request frees the decode slot. Short deadlines keep

@@ -87,7 +87,7 @@ TEST_CASE("compare_sides: medians, ratio, paired verdicts by direction") {
   CHECK(compare_sides(a, b, 3)[1].verdict == "undecided");
 }
 
-TEST_CASE("compare_sides: 3 rounds can never show a difference, so it says undecided, not same (issue 13)") {
+TEST_CASE("compare_sides: 3 rounds can never show a difference, so it says undecided, not same") {
   // `ab --repetitions 3` printed "us_per_token B/A 1.381 p 0.1000 same" for a planted +38%:
   // with 3 rounds the exact test cannot reach significance, and that is not evidence of sameness.
   atlas::records::SuiteResult a, b;

@@ -1,4 +1,4 @@
-// Suites against targets that behave like real servers (issue 14): a prefix cache the client
+// Suites against targets that behave like real servers: a prefix cache the client
 // cannot empty, output ids that are not listed, token counts only in usage. "Cold" must be cold
 // by construction and checked; reuse must be judged with the target's own accounting.
 #include <doctest/doctest.h>
@@ -57,7 +57,7 @@ TEST_CASE("ttft: cold requests are cold on a target whose cache cannot be reset 
   for (const char* len : {"len=16", "len=64"}) {
     const auto& cached = r.metrics.at(std::string("cached_tokens/cold/") + len).samples;
     REQUIRE(cached.size() == 2);
-    for (double c : cached) CHECK(c <= 1);  // BOS at most: never the 447-of-448 of issue 14
+    for (double c : cached) CHECK(c <= 1);  // BOS at most: never the 447 of 448 cached that llama-server reported before salting
     // The fake's TTFT is 1 ms + 0.01 ms per prefilled token: a cold 64-token prompt takes 1.63 ms
     // (1.64 with BOS reused counted as prefilled), a warm one 1.01 ms.
   }
@@ -107,7 +107,7 @@ TEST_CASE("agentic: turn 1 is cold on a target that cannot reset; later turns re
 }
 
 TEST_CASE("agentic: without the target's output ids, re-encoded text is no promise: no false shortfall") {
-  // Re-encoding text can add a token (issue 14: a leading space gave 120 tokens of false
+  // Re-encoding text can add a token (a leading space once gave 120 tokens of false
   // shortfall per repetition): then the next turn's expectation is not exact and not charged.
   struct ReencodeAddsToken : NoIdsTarget {
     TargetResponse generate(const TargetRequest& req) override {

@@ -64,7 +64,7 @@ TEST_CASE("tokens that came in the first read are left out of TPOT, ITL and tok/
   CHECK(l.first_read_tokens == 3);
   CHECK(l.ttft_ms == doctest::Approx(10.0));
   CHECK(l.e2e_ms == doctest::Approx(18.0));
-  REQUIRE(l.itl_ms.size() == 2);  // never the two 0 ms gaps of issue 14
+  REQUIRE(l.itl_ms.size() == 2);  // never two 0 ms gaps for tokens that came in one read
   CHECK(l.itl_ms[0] == doctest::Approx(4.0));
   CHECK(l.itl_ms[1] == doctest::Approx(4.0));
   REQUIRE(l.tpot_ms);
