@@ -18,6 +18,7 @@
 #include "tests/gates/gate_fixtures.hpp"
 #include "tests/gates/git_repo.hpp"
 #include "tests/sanitized.hpp"
+#include "tests/skip.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas;
@@ -45,11 +46,11 @@ nlohmann::json gate_config() {
 const char* exe_or_skip() {
   const char* exe = std::getenv("ATLAS_BENCH_EXE");
   if (!exe || !*exe || !fs::exists(exe)) {
-    MESSAGE("skipped: ATLAS_BENCH_EXE is not set (run through ctest)");
+    test::skip_case("ATLAS_BENCH_EXE is not set (run through ctest)");
     return nullptr;
   }
   if (test::kSanitized) {
-    MESSAGE("skipped: timed gate under AddressSanitizer measures the sanitizer, not the gate");
+    test::skip_case("timed gate under AddressSanitizer measures the sanitizer, not the gate");
     return nullptr;
   }
   return exe;
