@@ -111,18 +111,7 @@ class DeltaNetBlock final : public DeviceBlock {
       kernels::gdn_conv_decode({shape_, proj_, conv_w_, state_, conv_out_}, st);
     });
     s.tape.kernel(Stage::gdn_recurrence, [&] {  // the gated RMSNorm fused
-      kernels::GdnRecurrenceArgs a;
-      a.shape = shape_;
-      a.wtype = wt_;
-      a.conv = conv_out_;
-      a.proj = proj_;
-      a.a_neg = a_neg_;
-      a.dt_bias = dt_bias_;
-      a.norm = norm_;
-      a.eps = c_.rms_eps;
-      a.state = state_ + conv_floats_;
-      a.out = core_;
-      kernels::gdn_recurrence_decode(a, st);
+      kernels::gdn_recurrence_decode(recurrence_args(conv_out_, proj_, core_), st);
     });
     s.tape.kernel(Stage::gdn_out_proj, [&] {
       kernels::gemv({wt_, w_out_, c_.dim, shape_.value_dim(), ld_value_, kernels::GemvInput::plain, core_, nullptr, 0.0f,
@@ -160,17 +149,7 @@ class DeltaNetBlock final : public DeviceBlock {
       kernels::gdn_conv_decode(a, st);
     });
     p.tape.work(Stage::gdn_recurrence, [&] {  // the gated RMSNorm fused; out over the normed x (consumed)
-      kernels::GdnRecurrenceArgs a;
-      a.shape = shape_;
-      a.wtype = wt_;
-      a.conv = conv;
-      a.proj = proj;
-      a.a_neg = a_neg_;
-      a.dt_bias = dt_bias_;
-      a.norm = norm_;
-      a.eps = c_.rms_eps;
-      a.state = state_ + conv_floats_;
-      a.out = p.xb;
+      kernels::GdnRecurrenceArgs a = recurrence_args(conv, proj, p.xb);
       a.n_tokens = n;
       a.conv_ld = C;
       a.proj_ld = P;
@@ -197,6 +176,23 @@ class DeltaNetBlock final : public DeviceBlock {
   std::size_t weight_bytes() const override { return weight_bytes_; }
 
  private:
+  /// The recurrence kernel's arguments over this layer's weights and state (one token; prefill
+  /// adds the chunk's length and strides).
+  kernels::GdnRecurrenceArgs recurrence_args(const float* conv, const float* proj, void* out) const {
+    kernels::GdnRecurrenceArgs a;
+    a.shape = shape_;
+    a.wtype = wt_;
+    a.conv = conv;
+    a.proj = proj;
+    a.a_neg = a_neg_;
+    a.dt_bias = dt_bias_;
+    a.norm = norm_;
+    a.eps = c_.rms_eps;
+    a.state = state_ + conv_floats_;
+    a.out = out;
+    return a;
+  }
+
   const ModelConfig& c_;
   int layer_;
   DType wt_;
