@@ -162,6 +162,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 
   stream_.create();
+  wait_ = std::make_unique<HostWait>(opts_.sync_mode);
   cublas_.create();
   ATLAS_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   ATLAS_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_ws_, cublas_ws_bytes_));
@@ -264,6 +265,13 @@ std::vector<Stage> CudaDecoder::stages() const {
   return out;
 }
 
+bool CudaDecoder::set_moe_host_routing(bool on) {
+  bool any = false;
+  for (auto& f : ffns_) any = f->set_host_routing(on) || any;
+  if (any) opts_.moe_host_routing = on;
+  return any;
+}
+
 std::vector<GraphVeto> CudaDecoder::vetoes() const {
   std::vector<GraphVeto> out;
   for (int l = 0; l < config_.n_layers; ++l) {
@@ -278,7 +286,7 @@ std::span<const float> CudaDecoder::logits() const {
 }
 
 void CudaDecoder::sync() {
-  ATLAS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  wait_->wait(stream_);
   ++counters_.host_syncs;
 }
 
@@ -387,7 +395,7 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, Dev
 // Decode
 
 std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, LaunchTape::Mode mode) {
-  LaunchTape tape(stream_, mode, &counters_);
+  LaunchTape tape(stream_, mode, &counters_, wait_.get());
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(step_d_, step_h_.get(), sizeof(Step), cudaMemcpyHostToDevice, stream_));
   StepContext ctx{tape, config_, opts_.wtype, opts_.max_seq, x_, &step_d_->pos, head_->rope_table(), bucket};
   head_->embed(ctx, &step_d_->token);
@@ -398,6 +406,7 @@ std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, LaunchTape::M
   head_->logits_and_sample(tape, x_, &step_d_->sampling, token_out_d_);
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), token_out_d_, sizeof(int), cudaMemcpyDeviceToHost, stream_));
   step_stages_ = tape.take_stages();
+  step_host_events_ = tape.take_host_events();
   return tape.take_nodes();
 }
 
@@ -462,7 +471,7 @@ void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits
   ++counters_.h2d_copies;
   counters_.h2d_bytes += sizeof(Step);
 
-  LaunchTape tape(s, LaunchTape::Mode::eager, nullptr);
+  LaunchTape tape(s, LaunchTape::Mode::eager, nullptr, wait_.get());
   for (std::size_t off = 0; off < tokens.size(); off += prefill_chunk_) {
     const int n = static_cast<int>(std::min<std::size_t>(prefill_chunk_, tokens.size() - off));
     const int p0 = pos + static_cast<int>(off);

@@ -26,6 +26,7 @@
 #include "engine/cuda/blocks/device_block.hpp"
 #include "engine/cuda/blocks/head.hpp"
 #include "engine/cuda/device_memory.hpp"
+#include "engine/cuda/host_wait.hpp"
 #include "engine/cuda/launch_tape.hpp"
 #include "engine/cuda/step_graphs.hpp"
 #include "engine/cuda/stream.hpp"
@@ -47,6 +48,8 @@ struct DecoderOptions {
   /// Most prompt tokens per prefill pass (longer prompts run in chunks). 0: 4096 with the flash
   /// attention kernel (one pass keeps the GEMMs large), 1024 with materialised scores.
   int max_prefill_chunk = 0;
+  /// How the host waits for the device (host_wait.hpp; ATLAS_CUDA_SYNC=stream|spin|blocking).
+  SyncMode sync_mode = SyncMode::stream;
   /// false: prompts run as decode steps (one graph replay and one host sync per token), the
   /// reference the chunked prefill is tested against and an A/B side.
   bool chunked_prefill = true;
@@ -93,6 +96,19 @@ class CudaDecoder {
   /// Called with true before and false after each decode step (after its host sync): lets a
   /// tracer cut its trace into per-token windows. Empty function: none.
   void set_step_observer(std::function<void(bool)> observer) { observer_ = std::move(observer); }
+  /// Switches every moe layer between choosing its experts on the device and on the host (the
+  /// experiment ATLAS_MOE_HOST_ROUTING=1 starts in), for the steps that follow; host routing
+  /// vetoes capture, so those steps run eagerly. Returns false, changing nothing, for a model
+  /// without moe layers.
+  bool set_moe_host_routing(bool on);
+  bool moe_host_routing() const { return opts_.moe_host_routing; }
+  /// How the host waits for the device from the next step on: at each step's end and at every
+  /// mid-step sync a block asks for (host routing).
+  void set_sync_mode(SyncMode m) {
+    opts_.sync_mode = m;
+    wait_->set_mode(m);
+  }
+  SyncMode sync_mode() const { return opts_.sync_mode; }
   /// Every block's capture veto, named "blk.<layer>.<kind>".
   std::vector<GraphVeto> vetoes() const;
   const DecodeCounters& counters() const { return counters_; }
@@ -100,6 +116,9 @@ class CudaDecoder {
   const MemoryPlan& memory_plan() const { return plan_; }
   /// Stage of each kernel of a decode step, in launch order (graph and eager alike).
   const std::vector<Stage>& step_kernel_stages() const { return step_stages_; }
+  /// The blocks' copies and syncs of the last decode step enqueued eagerly, in order (none in
+  /// a captured step: a block that needs the host vetoes capture).
+  const std::vector<HostEvent>& step_host_events() const { return step_host_events_; }
   /// The stages a decode step reports (taken from the blocks: a dense model's 12, a hybrid's
   /// mixer and ffn stages), fused ones included.
   std::vector<Stage> stages() const;
@@ -153,6 +172,7 @@ class CudaDecoder {
   MemoryPlan plan_;
   std::unique_ptr<Arena> weights_, state_, workspace_;
   CudaStream stream_;
+  std::unique_ptr<HostWait> wait_;  ///< made once the device is known to exist
   CublasHandle cublas_;  ///< destroyed before the stream it is set to
   std::unique_ptr<DeviceHead> head_;
   std::vector<std::unique_ptr<DeviceBlock>> mixers_, ffns_;  ///< [n_layers]
@@ -182,6 +202,7 @@ class CudaDecoder {
 
   StepGraphs graphs_;
   std::vector<Stage> step_stages_;
+  std::vector<HostEvent> step_host_events_;
   DecodeCounters counters_;
   std::function<void(bool)> observer_;
 };

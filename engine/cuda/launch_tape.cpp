@@ -46,6 +46,7 @@ void LaunchTape::copy_d2h(Stage s, void* host, const void* device, std::size_t b
   push(s);
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
   pop();
+  host_events_.push_back({s, HostEvent::Kind::d2h});
   if (counters_) {
     ++counters_->d2h_copies;
     counters_->d2h_bytes += static_cast<std::int64_t>(bytes);
@@ -56,6 +57,7 @@ void LaunchTape::copy_h2d(Stage s, void* device, const void* host, std::size_t b
   push(s);
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
   pop();
+  host_events_.push_back({s, HostEvent::Kind::h2d});
   if (counters_) {
     ++counters_->h2d_copies;
     counters_->h2d_bytes += static_cast<std::int64_t>(bytes);
@@ -65,8 +67,10 @@ void LaunchTape::copy_h2d(Stage s, void* device, const void* host, std::size_t b
 void LaunchTape::host_sync(Stage s) {
   if (!eager()) throw kernels::KernelError("a block synchronised with the host while a decode step was being captured");
   push(s);
-  ATLAS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (wait_) wait_->wait(stream_);
+  else ATLAS_CUDA_CHECK(cudaStreamSynchronize(stream_));
   pop();
+  host_events_.push_back({s, HostEvent::Kind::sync});
   if (counters_) ++counters_->host_syncs;
 }
 

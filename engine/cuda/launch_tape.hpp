@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/cuda/host_wait.hpp"
 #include "engine/stage.hpp"
 
 namespace atlas::engine::cuda {
@@ -39,12 +40,21 @@ struct DecodeCounters {
   std::int64_t prefill_steps = 0;
 };
 
+/// A copy or host sync a block asked for inside a step, in the order it was enqueued (the
+/// decoder's own token upload and result download are not among them).
+struct HostEvent {
+  enum class Kind { h2d, d2h, sync };
+  Stage stage = Stage::embed;
+  Kind kind = Kind::sync;
+};
+
 class LaunchTape {
  public:
   enum class Mode { eager, capture };
   /// `counters` (may be null) gets the eager kernel launches and every copy and host sync a
-  /// block asks for through the tape.
-  LaunchTape(cudaStream_t stream, Mode mode, DecodeCounters* counters) : stream_(stream), mode_(mode), counters_(counters) {}
+  /// block asks for through the tape; `wait` (may be null: a stream sync) is how host_sync waits.
+  LaunchTape(cudaStream_t stream, Mode mode, DecodeCounters* counters, const HostWait* wait = nullptr)
+      : stream_(stream), mode_(mode), counters_(counters), wait_(wait) {}
 
   cudaStream_t stream() const { return stream_; }
   bool eager() const { return mode_ == Mode::eager; }
@@ -77,6 +87,9 @@ class LaunchTape {
   const std::vector<Stage>& stages() const { return stages_; }
   std::vector<Stage> take_stages() { return std::move(stages_); }
   std::vector<GraphKernelNode> take_nodes() { return std::move(nodes_); }
+  /// The blocks' copies and syncs so far, in order: what lets a tracer charge a mid-step copy
+  /// to the stage that made it rather than to the step's own upload or download.
+  std::vector<HostEvent> take_host_events() { return std::move(host_events_); }
 
  private:
   void push(Stage s);
@@ -86,8 +99,10 @@ class LaunchTape {
   cudaStream_t stream_;
   Mode mode_;
   DecodeCounters* counters_;
+  const HostWait* wait_;
   std::vector<Stage> stages_;
   std::vector<GraphKernelNode> nodes_;
+  std::vector<HostEvent> host_events_;
 };
 
 }  // namespace atlas::engine::cuda

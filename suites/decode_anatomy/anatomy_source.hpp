@@ -43,6 +43,14 @@ struct GraphAccounting {
   double eager_steps = 0;     ///< decode steps whose kernels were launched one by one
 };
 
+/// What a decode step must move through DRAM, for the roofline (CUDA: from the model's shapes).
+struct RooflineModel {
+  double bytes_per_token = 0;        ///< bytes one step must read (and write: recurrent states)
+  double bandwidth_bytes_per_s = 0;  ///< measured device-to-device copy rate, read + write
+  double weight_bytes = 0;           ///< the model's weights on the device
+  double cache_bytes = 0;            ///< the device's last-level cache (L2)
+};
+
 class AnatomySource {
  public:
   virtual ~AnatomySource() = default;
@@ -64,6 +72,15 @@ class AnatomySource {
   /// The graph accounting since the previous call (the first call: since the source was made);
   /// nothing for a backend without graphs.
   virtual std::optional<GraphAccounting> take_graph_accounting() { return std::nullopt; }
+  /// Why capture is refused in the current mode, one "<layer>: <reason>" each; empty: nothing
+  /// refuses it (or the backend has no graphs).
+  virtual std::vector<std::string> graph_vetoes() const { return {}; }
+  /// The bytes model of a decode step at KV length `kv_len` and the bandwidth to judge it by;
+  /// nothing for a backend without one (the CPU's).
+  virtual std::optional<RooflineModel> roofline(int kv_len) {
+    (void)kv_len;
+    return std::nullopt;
+  }
 };
 
 /// A target that can measure its own decode anatomy (EngineTarget does; HTTP targets do not).

@@ -59,11 +59,13 @@ nlohmann::json prefill_kernel_breakdown(engine::cuda::CudaDecoder& dec, const st
 
 }  // namespace
 
-double measure_copy_bandwidth() {
-  const std::size_t bytes = std::size_t{2} << 30;
+double measure_copy_bandwidth(std::size_t bytes) {
   void *a = nullptr, *b = nullptr;
   ATLAS_CUDA_CHECK(cudaMalloc(&a, bytes));
-  ATLAS_CUDA_CHECK(cudaMalloc(&b, bytes));
+  if (cudaMalloc(&b, bytes) != cudaSuccess) {
+    cudaFree(a);
+    ATLAS_CUDA_CHECK(cudaGetLastError());
+  }
   ATLAS_CUDA_CHECK(cudaMemset(a, 1, bytes));
   cudaEvent_t e0, e1;
   ATLAS_CUDA_CHECK(cudaEventCreate(&e0));

@@ -8,29 +8,61 @@
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/stage.hpp"
+#include "suites/decode_anatomy/cuda_decode_bench.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 #include "suites/decode_anatomy/cupti_kernel_stages.hpp"
+#include "suites/decode_anatomy/host_event_stages.hpp"
 
 namespace atlas::suites {
 namespace {
 
 class CuptiAnatomySource final : public AnatomySource {
  public:
-  explicit CuptiAnatomySource(engine::cuda::CudaDecoder& dec) : dec_(&dec), graphs_(dec.graphs_enabled()) {}
+  explicit CuptiAnatomySource(engine::cuda::CudaDecoder& dec)
+      : dec_(&dec),
+        graphs_(dec.graphs_requested()),
+        captured_(dec.graphs_enabled()),
+        host_routing_(dec.moe_host_routing()),
+        has_moe_(dec.set_moe_host_routing(dec.moe_host_routing())) {}
   ~CuptiAnatomySource() override {
     dec_->set_step_observer({});
-    if (graphs_) dec_->set_graphs(true);  // the backend's own mode again
+    dec_->set_graphs(graphs_);  // the backend's own mode again
+    dec_->set_moe_host_routing(host_routing_);
   }
 
+  /// graph (when asked for, even if a veto keeps it from replaying: the column then says so),
+  /// eager, and for a model with moe layers routed on the device, eager with the routing on the
+  /// host: the investigation's three columns, launch cost and barrier cost apart.
   std::vector<std::string> modes() const override {
-    if (!graphs_) return {};
-    return {"graph", "eager"};
+    std::vector<std::string> m;
+    if (graphs_) m.push_back("graph");
+    m.push_back("eager");
+    if (has_moe_ && !host_routing_) m.push_back("eager-host-routing");
+    if (m.size() < 2) return {};
+    return m;
   }
   void set_mode(std::string_view mode) override {
     dec_->set_graphs(mode == "graph");
+    dec_->set_moe_host_routing(mode == "eager-host-routing" ? true : host_routing_);
     attribution_.clear();  // time_basis() describes the current mode's steps
   }
-  std::optional<bool> graph_captured() const override { return graphs_; }
+  std::optional<bool> graph_captured() const override { return captured_; }
+  std::vector<std::string> graph_vetoes() const override {
+    std::vector<std::string> out;
+    if (!dec_->graphs_requested()) return out;
+    for (const auto& v : dec_->vetoes()) out.push_back(v.layer + ": " + v.reason);
+    return out;
+  }
+  std::optional<RooflineModel> roofline(int kv_len) override {
+    RooflineModel m;
+    m.bytes_per_token = static_cast<double>(dec_->bytes_per_token(kv_len));
+    m.weight_bytes = static_cast<double>(dec_->memory_plan().weights);
+    int device = 0, l2 = 0;
+    if (cudaGetDevice(&device) == cudaSuccess && cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) == cudaSuccess)
+      m.cache_bytes = l2;
+    m.bandwidth_bytes_per_s = copy_bandwidth();
+    return m;
+  }
   std::optional<GraphAccounting> take_graph_accounting() override {
     const auto& c = dec_->counters();
     GraphAccounting now{static_cast<double>(c.graph_captures), dec_->graph_capture_ms(),
@@ -72,6 +104,14 @@ class CuptiAnatomySource final : public AnatomySource {
     const GraphStageMap graph(*dec_, *tracer_);
     tracer_.reset();
     const auto& stages = dec_->step_kernel_stages();
+    std::vector<TapeHostEvent> tape_events;
+    for (const auto& e : dec_->step_host_events()) {
+      using K = engine::cuda::HostEvent::Kind;
+      tape_events.push_back({std::string(engine::to_string(e.stage)),
+                             e.kind == K::h2d   ? TapeHostEvent::Kind::h2d
+                             : e.kind == K::d2h ? TapeHostEvent::Kind::d2h
+                                                : TapeHostEvent::Kind::sync});
+    }
     std::map<std::string, StageAnatomy> by;
     // Every stage the model's blocks report, a zero included (a stage fused into another's
     // kernel, e.g. attn_norm in the q/k/v GEMV), so the record's metric set does not depend on
@@ -103,12 +143,19 @@ class CuptiAnatomySource final : public AnatomySource {
         if (k.graph_id != 0) *s.graph_launches += 1;
       }
       // The step's H2D copy carries the token id and position the embedding reads; its D2H copy
-      // and host sync return the sampled token.
+      // and final host sync return the sampled token; a block's own copies and syncs (host
+      // routing) go to the stage that asked for them, as the engine's tape recorded.
+      int h2d = 0, d2h = 0;
       for (const auto& c : w.copies) {
-        if (c.direction == CopyDirection::h2d) *stage("embed").copies_h2d += 1;
-        if (c.direction == CopyDirection::d2h) *stage("sample").copies_d2h += 1;
+        h2d += c.direction == CopyDirection::h2d;
+        d2h += c.direction == CopyDirection::d2h;
       }
-      *stage("sample").host_syncs += static_cast<double>(w.runtime.syncs);
+      for (const auto& [name, n] : charge_host_events(h2d, d2h, static_cast<int>(w.runtime.syncs), tape_events)) {
+        StageAnatomy& s = stage(name);
+        *s.copies_h2d += n.copies_h2d;
+        *s.copies_d2h += n.copies_d2h;
+        *s.host_syncs += n.host_syncs;
+      }
     }
     AnatomyWindow out;
     for (auto& [n, s] : by) out.stages.push_back(s);
@@ -120,7 +167,26 @@ class CuptiAnatomySource final : public AnatomySource {
   GraphAccounting last_;
   std::unique_ptr<CuptiTracer> tracer_;
   std::map<std::string, int> attribution_;  // decode steps per attribution method
-  bool graphs_;                              // the decoder's mode when the source was made
+  bool graphs_;        // graphs asked for when the source was made (the backend's own mode)
+  bool captured_;      // ... and whether its decode step then replayed one (no veto)
+  bool host_routing_;  // moe routing on the host when the source was made
+  bool has_moe_;
+
+  /// The device's copy bandwidth, measured once per process (a 2 GiB copy, 512 MiB when the
+  /// model leaves too little memory); 0 when not even that fits.
+  static double copy_bandwidth() {
+    static const double bw = [] {
+      for (std::size_t bytes : {std::size_t{2} << 30, std::size_t{512} << 20}) {
+        try {
+          return measure_copy_bandwidth(bytes);
+        } catch (const std::exception&) {
+          cudaGetLastError();  // an out-of-memory cudaMalloc is not sticky; clear it
+        }
+      }
+      return 0.0;
+    }();
+    return bw;
+  }
 };
 
 }  // namespace

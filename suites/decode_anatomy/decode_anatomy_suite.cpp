@@ -9,6 +9,7 @@
 
 #include "suites/decode_anatomy/anatomy_source.hpp"
 #include "suites/decode_anatomy/anatomy_table.hpp"
+#include "suites/decode_anatomy/latency_series.hpp"
 #include "suites/error.hpp"
 #include "suites/metric_util.hpp"
 #include "suites/prompt_builder.hpp"
@@ -20,15 +21,19 @@ using records::MetricKind;
 
 DecodeAnatomyConfig DecodeAnatomyConfig::from(const SuiteOptions& options) {
   ConfigSection s(options.config, options.config_source);
-  s.allow_only({"warmup", "repetitions", "prompt_tokens", "decode_tokens"});
+  s.allow_only({"warmup", "repetitions", "prompt_tokens", "decode_tokens", "series_tokens", "depths"});
   DecodeAnatomyConfig c;
   c.prompt_tokens = s.get_int("prompt_tokens", c.prompt_tokens, 1);
   c.decode_tokens = s.get_int("decode_tokens", c.decode_tokens, 2);
+  c.series_tokens = s.get_int("series_tokens", c.series_tokens, 0);
+  if (c.series_tokens == 1) throw SuiteError(options.config_source + ": series_tokens: 1: 0 (off) or at least 2");
+  c.depths = s.get_int_list("depths", {}, 1);
   return c;
 }
 
 nlohmann::json DecodeAnatomyConfig::to_json() const {
-  return {{"prompt_tokens", prompt_tokens}, {"decode_tokens", decode_tokens}};
+  return {{"prompt_tokens", prompt_tokens}, {"decode_tokens", decode_tokens}, {"series_tokens", series_tokens},
+          {"depths", depths}};
 }
 
 std::uint32_t output_fingerprint(std::span<const int> ids) {
@@ -46,6 +51,7 @@ struct DecodeRun {
   std::vector<int> ids;
   double wall_ns = 0;  ///< request start to last token
   int cached = 0;
+  std::vector<double> gaps_us;  ///< inter-token gaps, token i - token i-1, i = 1..n-1
 };
 
 /// The generated ids: the target's, or, from an HTTP endpoint that streams text only, the text
@@ -87,6 +93,8 @@ DecodeRun decode_run(Target& target, const std::vector<int>& prompt, int n, Anat
   r.ids = generated_ids(target, resp);
   r.wall_ns = static_cast<double>(resp.token_t_ns.back() - resp.t_request_ns);
   r.cached = resp.cached_tokens;
+  for (std::size_t i = 1; i < resp.token_t_ns.size(); ++i)
+    r.gaps_us.push_back(static_cast<double>(resp.token_t_ns[i] - resp.token_t_ns[i - 1]) / 1e3);
   return r;
 }
 
@@ -98,7 +106,20 @@ struct ModeTotals {
   double tokens = 0;            ///< instrumented tokens, summed
   std::vector<double> plain_us; ///< per-token wall µs of each plain (counters off) run
   std::string time_basis;       ///< the source's, as it stood after this mode's runs
+  std::vector<std::string> vetoes;  ///< why capture was refused in this mode
+  bool replayed_none = false;   ///< graph accounting says no step of this mode was replayed
 };
+
+/// The column name of a mode: a graph mode none of whose steps replayed a graph because a veto
+/// held says so, as the investigation warned of its own graph flags.
+std::string column_name(const ModeTotals& m) {
+  if (m.mode.find("graph") == std::string::npos || !m.replayed_none || m.vetoes.empty()) return m.mode;
+  std::string who;
+  for (std::size_t i = 0; i < m.vetoes.size() && i < 3; ++i)
+    who += (i ? ", " : "") + m.vetoes[i].substr(0, m.vetoes[i].find(':'));
+  if (m.vetoes.size() > 3) who += ", ... (" + std::to_string(m.vetoes.size()) + " layers)";
+  return m.mode + " (no effect: vetoed by " + who + ")";
+}
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0.0;
@@ -112,7 +133,7 @@ Table modes_side_by_side(const std::vector<ModeTotals>& totals) {
   Table t;
   t.title = "decode modes side by side, per generated token";
   t.header = {"per token"};
-  for (const auto& m : totals) t.header.push_back(m.mode);
+  for (const auto& m : totals) t.header.push_back(column_name(m));
   auto row = [&](const std::string& name, auto value) {
     std::vector<std::string> cells{name};
     for (const auto& m : totals) cells.push_back(value(m));
@@ -146,6 +167,40 @@ Table modes_side_by_side(const std::vector<ModeTotals>& totals) {
   return t;
 }
 
+/// The roofline of the backend's own mode: the bytes a step must read (counted: it moves only
+/// when the model or its layout does) and the share of the measured bandwidth the median plain
+/// run reached. For a model whose weights are many times the cache, a step faster than DRAM
+/// allows is an error in the bytes model or the clock, not a figure.
+void add_roofline(records::SuiteResult& r, AnatomySource& source, const DecodeAnatomyConfig& cfg, const ModeTotals& own,
+                  const std::string& target_name) {
+  const int kv_len = cfg.prompt_tokens + 1 + cfg.decode_tokens / 2;  // the run's middle step
+  const auto roof = source.roofline(kv_len);
+  if (!roof || roof->bytes_per_token <= 0 || own.plain_us.empty()) return;
+  const double us = median_of(own.plain_us);
+  const double achieved = roof->bytes_per_token / (us * 1e-6);
+  const double fraction = roof->bandwidth_bytes_per_s > 0 ? achieved / roof->bandwidth_bytes_per_s : 0.0;
+  metric(r, "bytes_per_token", "bytes", Better::lower, MetricKind::counted,
+         "bytes a decode step must read at KV length " + std::to_string(kv_len) +
+             " (dense weights, the router and only the selected and shared experts, recurrent states, K/V), from "
+             "the model's shapes")
+      .samples.push_back(roof->bytes_per_token);
+  if (fraction > 0)
+    metric(r, "roofline_fraction", "ratio", Better::higher, MetricKind::timed,
+           "bytes per token x decode tok/s over the measured device copy bandwidth (1 = at the memory roofline)")
+        .samples.push_back(fraction);
+  r.details["roofline"] = {{"kv_len", kv_len}, {"bytes_per_token", roof->bytes_per_token},
+                           {"bandwidth_GBps", roof->bandwidth_bytes_per_s / 1e9}, {"achieved_GBps", achieved / 1e9},
+                           {"fraction", fraction}, {"weight_bytes", roof->weight_bytes},
+                           {"cache_bytes", roof->cache_bytes}};
+  if (roof->cache_bytes > 0 && roof->weight_bytes > 4 * roof->cache_bytes && fraction > 1.05) {
+    throw SuiteError(target_name + ": decode-anatomy: " + fmt_fixed(roof->bytes_per_token / 1e6, 1) + " MB per token at " +
+                     fmt_fixed(1e6 / us, 1) + " tok/s is " + fmt_fixed(achieved / 1e9, 0) + " GB/s, above the measured " +
+                     fmt_fixed(roof->bandwidth_bytes_per_s / 1e9, 0) + " GB/s for weights " +
+                     fmt_fixed(roof->weight_bytes / roof->cache_bytes, 0) +
+                     "x the cache: a step faster than DRAM allows (the bytes model or the clock is wrong)");
+  }
+}
+
 }  // namespace
 
 records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions& options) {
@@ -170,11 +225,30 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
   std::vector<std::string> modes = source ? source->modes() : std::vector<std::string>{};
   if (modes.empty()) modes.push_back("");
 
-  Progress& progress = options.progress_or_null();
-  progress.begin("decode-anatomy",
-                 static_cast<int>(modes.size()) * (options.warmup + options.repetitions) * (source ? 2 : 1));
-  std::vector<int> reference_ids;
+  const int series_n = std::min(cfg.series_tokens, target.context_length() - cfg.prompt_tokens - 1);
+  const bool with_series = cfg.series_tokens > 0 && series_n >= 8;
+  std::vector<int> depths;  // those the context holds
   nlohmann::json notes = nlohmann::json::array();
+  for (int d : cfg.depths) {
+    if (d + 1 + cfg.decode_tokens > target.context_length())
+      notes.push_back("depth " + std::to_string(d) + " skipped: depth + 1 + decode_tokens exceeds the target's context of " +
+                      std::to_string(target.context_length()));
+    else
+      depths.push_back(d);
+  }
+  if (cfg.series_tokens > 0 && series_n < cfg.series_tokens)
+    notes.push_back("latency series of " + std::to_string(std::max(series_n, 0)) + " tokens, not " +
+                    std::to_string(cfg.series_tokens) + ": the target's context is " +
+                    std::to_string(target.context_length()) + (with_series ? "" : " (too short: no series)"));
+  const int depth_reps = std::min(options.repetitions, 3);  // each one a prefill of the whole depth
+  const int per_mode_plain = options.warmup + options.repetitions + (with_series ? 1 : 0) +
+                             static_cast<int>(depths.size()) * depth_reps;
+  Progress& progress = options.progress_or_null();
+  progress.begin("decode-anatomy", static_cast<int>(modes.size()) *
+                                       (per_mode_plain + (source ? options.warmup + options.repetitions : 0)));
+  std::vector<int> reference_ids;
+  std::vector<std::vector<std::uint32_t>> depth_fingerprints(depths.size());  // [depth][mode]
+  std::vector<std::int64_t> first_routing(modes.size(), -1);  // each mode's first routing hash
   std::vector<ModeTotals> totals(modes.size());
   std::vector<std::vector<int>> plain_ids(modes.size());
   auto mode_prefix = [&](std::size_t mi) { return mi == 0 ? std::string() : modes[mi] + "/"; };
@@ -192,6 +266,7 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
     ModeTotals& mt = totals[mi];
     mt.mode = modes[mi];
     if (source) source->take_graph_accounting();  // from here: this mode's plain runs
+    if (source) mt.vetoes = source->graph_vetoes();
     for (int rep = 0; rep < options.warmup + options.repetitions; ++rep) {
       const bool measured = rep >= options.warmup;
       target.reset_routing_fingerprint();
@@ -221,6 +296,7 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
         metric(r, p + "output_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
                "FNV-1a 32 hash of the greedy output ids (any change means the output changed)" + in_mode)
             .samples.push_back(static_cast<double>(output_fingerprint(plain.ids)));
+        if (has_routing && first_routing[mi] < 0) first_routing[mi] = static_cast<std::int64_t>(routing & 0x7fffffffffffffffULL);
         if (has_routing) {
           // Folded to 32 bits: a record's samples are doubles, exact up to 2^53.
           metric(r, p + "routing_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
@@ -230,23 +306,82 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
         }
       }
     }
+    const std::string mode_key = modes[mi].empty() ? "default" : modes[mi];
+    if (with_series) {
+      // Counters off, like the runs above: the series is what a user's decode looks like.
+      const DecodeRun run = decode_run(target, prompt, series_n, nullptr, nullptr);
+      progress.step("latency series" + in_mode);
+      const LatencySeriesSummary ls = summarize_latency_series(run.gaps_us);
+      auto timed = [&](const std::string& name, double v, const std::string& desc) {
+        metric(r, p + name, "us", Better::lower, MetricKind::timed, desc + in_mode).samples.push_back(v);
+      };
+      timed("itl_p50_us", ls.p50_us, "median inter-token gap of one " + std::to_string(series_n) + "-token decode");
+      timed("itl_p99_us", ls.p99_us, "p99 inter-token gap of one " + std::to_string(series_n) + "-token decode");
+      timed("itl_max_us", ls.max_us, "largest inter-token gap of one " + std::to_string(series_n) + "-token decode");
+      timed("periodic_stall_us", ls.stall ? ls.stall->excess_us : 0.0,
+            "largest stall repeating every P steps of that decode, above its median gap (0: none stands out)");
+      nlohmann::json j = to_json(ls);
+      nlohmann::json gaps = nlohmann::json::array();
+      for (double g : run.gaps_us) gaps.push_back(std::round(g * 100.0) / 100.0);
+      j["itl_us"] = std::move(gaps);
+      r.details["latency_series"][mode_key] = std::move(j);
+      if (run.ids.size() >= plain_ids[mi].size() &&
+          !std::equal(plain_ids[mi].begin(), plain_ids[mi].end(), run.ids.begin()))
+        notes.push_back("latency series" + in_mode + ": its first tokens differ from the plain runs'");
+    }
+    for (std::size_t di = 0; di < depths.size(); ++di) {
+      const int d = depths[di];
+      const std::vector<int> deep = PromptBuilder(target.tokenizer()).prompt(d, options.seed);
+      const std::string dp = p + "depth=" + std::to_string(d) + "/";
+      for (int rep = 0; rep < depth_reps; ++rep) {
+        const DecodeRun run = decode_run(target, deep, cfg.decode_tokens, nullptr, nullptr);
+        progress.step("depth " + std::to_string(d) + " rep " + std::to_string(rep + 1) + in_mode);
+        const double us = run.wall_ns / cfg.decode_tokens / 1e3;
+        metric(r, dp + "decode_tok_s", "tok/s", Better::higher, MetricKind::timed,
+               "decode tokens per second after a " + std::to_string(d) + "-token prompt, counters off" + in_mode)
+            .samples.push_back(1e6 / us);
+        const std::uint32_t f = output_fingerprint(run.ids);
+        metric(r, dp + "output_fingerprint", "fnv1a32", Better::lower, MetricKind::counted,
+               "FNV-1a 32 hash of the greedy output ids after a " + std::to_string(d) + "-token prompt" + in_mode)
+            .samples.push_back(static_cast<double>(f));
+        if (rep == 0) depth_fingerprints[di].push_back(f);
+      }
+    }
     GraphAccounting g;
     bool has_g = false;
     if (source)
       if (const auto a = source->take_graph_accounting()) g = *a, has_g = true;
     if (has_g) {
       const double steps = g.replayed_steps + g.eager_steps;
+      mt.replayed_none = steps > 0 && g.replayed_steps == 0;
       if (steps > 0)  // counted: a veto or a sync inside the step turns replays into eager steps
         metric(r, p + "graph_replay_fraction", "ratio", Better::higher, MetricKind::counted,
                "fraction of decode steps run as one CUDA graph launch (the rest launched kernel by kernel)" + in_mode)
             .samples.push_back(g.replayed_steps / steps);
       // Captures happen once per context bucket per process, so how many fall in this suite
       // depends on what ran before it: a detail, not a gated number.
-      r.details["graph_accounting"][modes[mi].empty() ? "default" : modes[mi]] = {
+      r.details["graph_accounting"][mode_key] = {
           {"captures", g.captures}, {"capture_ms", g.capture_ms}, {"replayed_steps", g.replayed_steps},
           {"eager_steps", g.eager_steps}};
     }
+    if (!mt.vetoes.empty()) r.details["graph_vetoes"][mode_key] = mt.vetoes;
   }
+  for (std::size_t mi = 1; mi < modes.size(); ++mi) {
+    // Host routing must choose what device routing chooses; a mode that routes differently is
+    // a bug the fingerprints show, said here in words.
+    if (first_routing[mi] >= 0 && first_routing[0] >= 0 && first_routing[mi] != first_routing[0])
+      notes.push_back("mode " + modes[mi] + ": its routing fingerprint differs from " + modes[0] + "'s");
+  }
+  for (std::size_t di = 0; di < depths.size(); ++di) {
+    const auto& f = depth_fingerprints[di];
+    const bool agree = std::all_of(f.begin(), f.end(), [&](std::uint32_t v) { return v == f.front(); });
+    // Counted: a mode that decodes differently at depth (a graph bucket, a KV layout) fails the gate.
+    metric(r, "depth=" + std::to_string(depths[di]) + "/modes_agree", "bool", Better::higher, MetricKind::counted,
+           "1 when every decode mode generated the same ids after a " + std::to_string(depths[di]) + "-token prompt")
+        .samples.push_back(agree ? 1.0 : 0.0);
+    if (!agree) notes.push_back("depth " + std::to_string(depths[di]) + ": the decode modes generated different ids");
+  }
+  if (source) add_roofline(r, *source, cfg, totals.front(), target.name());
   for (std::size_t mi = 0; source && mi < modes.size(); ++mi) {
     const std::string p = mode_prefix(mi), in_mode = mode_suffix(mi);
     if (!modes[mi].empty()) source->set_mode(modes[mi]);

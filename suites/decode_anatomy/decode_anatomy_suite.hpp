@@ -9,6 +9,7 @@
 // runs the first token and N - 1 decode steps, N forwards for N tokens.
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "records/metric.hpp"
 #include "suites/suite_options.hpp"
@@ -19,6 +20,14 @@ namespace atlas::suites {
 struct DecodeAnatomyConfig {
   int prompt_tokens = 32;   ///< BOS included
   int decode_tokens = 64;   ///< tokens per measured decode (N)
+  /// One more counters-off run per mode of this many tokens (clamped to the target's context),
+  /// whose inter-token gaps are summarised as p50/p99/max and the largest periodic stall
+  /// (latency_series.hpp); 0: no series.
+  int series_tokens = 512;
+  /// Context depths (prompt tokens) at which each mode's decode tok/s is measured as well, as
+  /// llama-bench -d does, with the modes' outputs compared there (graph == eager at depth). A
+  /// depth the target's context cannot hold is skipped with a note.
+  std::vector<int> depths;
   static DecodeAnatomyConfig from(const SuiteOptions& options);
   nlohmann::json to_json() const;
 };
@@ -31,7 +40,11 @@ std::uint32_t output_fingerprint(std::span<const int> ids);
 /// several decode modes (CUDA: graph replay and eager) is measured in each: the backend's own
 /// mode keeps the plain metric names, the others get a "<mode>/" prefix, details["extra_tables"]
 /// holds their tables and a side-by-side one, and "decode_graph_captured" (counted, 1/0) says
-/// whether the backend's own decode step replays a graph.
+/// whether the backend's own decode step replays a graph. Per mode also: "itl_p50_us",
+/// "itl_p99_us", "itl_max_us", "periodic_stall_us" (timed, from the series run) with
+/// details["latency_series"], and per depth D "depth=D/decode_tok_s" (timed) and
+/// "depth=D/output_fingerprint" (counted), plus "depth=D/modes_agree" (counted, 1 when every
+/// mode decoded the same ids at that depth).
 records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions& options);
 
 }  // namespace atlas::suites

@@ -236,9 +236,10 @@ TEST_CASE("decode-anatomy suite: no counters-off run follows an instrumented one
   o.repetitions = 2;
   o.config = {{"prompt_tokens", 8}, {"decode_tokens", 5}};
   (void)run_decode_anatomy_suite(target, o);
-  // 2 modes x (1 warm-up + 2 repetitions) decode runs of each kind.
-  std::vector<std::string> want(6, "plain");
-  want.resize(12, "instrumented");
+  // 2 modes x (1 warm-up + 2 repetitions + the latency series) plain decode runs, then
+  // 2 x 3 instrumented ones.
+  std::vector<std::string> want(8, "plain");
+  want.resize(14, "instrumented");
   CHECK(target.log == want);
 }
 

@@ -36,6 +36,8 @@ struct FakeTiming {
   std::int64_t base_ns = 1'000'000;        ///< fixed cost before the first token
   std::int64_t prefill_ns_per_token = 10'000;
   std::int64_t decode_ns = 250'000;        ///< gap between consecutive tokens
+  int stall_every = 0;                     ///< > 0: every stall_every-th gap of a request is longer...
+  std::int64_t stall_ns = 0;               ///< ... by this much
 };
 
 class FakeTarget : public suites::Target {
@@ -81,6 +83,7 @@ class FakeTarget : public suites::Target {
       r.token_t_ns.push_back(t);
       ctx.push_back(next);
       t += timing.decode_ns;
+      if (timing.stall_every > 0 && (i + 1) % timing.stall_every == 0) t += timing.stall_ns;
     }
     r.completion_tokens = static_cast<int>(r.output_ids.size());
     r.t_first_byte_ns = r.token_t_ns.empty() ? t : r.token_t_ns.front();

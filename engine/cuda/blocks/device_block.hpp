@@ -104,6 +104,9 @@ class DeviceBlock {
   virtual DeviceState recurrent_state() const { return {}; }
   /// Device: the running hash of the experts this block chose (moe), else null.
   virtual const unsigned long long* routing_hash() const { return nullptr; }
+  /// Chooses the block's experts on the host (true) or the device (false) from the next step
+  /// on; false, changing nothing, for a block that routes nothing (every kind but moe).
+  virtual bool set_host_routing(bool on) { (void)on; return false; }
   /// Bytes a decode step reads from this block's weights and state at KV length kv_len
   /// (MoE: only the selected and shared experts), for the roofline.
   virtual std::size_t bytes_per_token(int kv_len) const = 0;

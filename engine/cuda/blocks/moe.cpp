@@ -64,12 +64,11 @@ class MoeBlock final : public DeviceBlock {
     weights_ = take<float>(a.workspace, K_ + 1);
     hash_ = take<unsigned long long>(a.workspace, 1);
     h_ = take(a.workspace, wt_, static_cast<std::size_t>(K_ + 1) * ld_h_);
-    if (host_routing_) {
-      chosen_d_ = take<int>(a.workspace, K_);
-      if (!a.workspace.counting() && logits_h_.get() == nullptr) {
-        logits_h_ = PinnedBuffer(sizeof(float) * router_rows_);
-        chosen_h_ = PinnedBuffer(sizeof(int) * K_);
-      }
+    // Host routing's buffers always (a few bytes): the suite switches routing at run time.
+    chosen_d_ = take<int>(a.workspace, K_);
+    if (!a.workspace.counting() && logits_h_.get() == nullptr) {
+      logits_h_ = PinnedBuffer(sizeof(float) * router_rows_);
+      chosen_h_ = PinnedBuffer(sizeof(int) * K_);
     }
   }
 
@@ -162,8 +161,8 @@ class MoeBlock final : public DeviceBlock {
   }
 
   bool has_chunked_prefill() const override { return true; }
-  // logits, weights, ids (and the host's choice, host routing)
-  int prefill_f_cols() const override { return router_rows_ + 2 * K_ + 1 + (host_routing_ ? K_ : 0); }
+  // logits, weights, ids and the host's choice (host routing can be switched on at any time)
+  int prefill_f_cols() const override { return router_rows_ + 3 * K_ + 1; }
   int prefill_xb_cols() const override { return ld_dim_ + (K_ + 1) * ld_h_; }  // normed x, expert hidden
 
   /// A chunk of n tokens: the normed inputs and the router as one GEMM, top-k for every token in
@@ -237,6 +236,10 @@ class MoeBlock final : public DeviceBlock {
   std::size_t weight_bytes() const override { return weight_bytes_; }
 
   const unsigned long long* routing_hash() const override { return hash_; }
+  bool set_host_routing(bool on) override {
+    host_routing_ = on;
+    return true;
+  }
 
   std::optional<std::string> capture_veto() const override {
     if (host_routing_)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The investigation's experiment on a GPU, after tools/gpu-hybrid.sh built build-gpu: the
+# decode-anatomy suite on a Qwen3-Next model (default preset:qwen3-next-e64: 64 experts, the
+# weights many times the L2) with its three columns (graph / eager / eager with MoE routing on the
+# host), a 512-step latency series per column and a 4k depth, once per host wait
+# (ATLAS_CUDA_SYNC=stream|spin|blocking), each run a record; then a table of what moved.
+#
+#   tools/gpu-anatomy.sh OUT DATA_DIR [MODEL]
+#
+# OUT gets: anatomy.json (the suite config), sync-<mode>.txt (the run's report) and
+# sync-<mode>.record.json, summary.txt (per sync mode and column: tok/s, ITL p50/p99/max, the
+# periodic stall, host syncs per token).
+set -uo pipefail
+OUT=${1:?usage: tools/gpu-anatomy.sh OUT DATA_DIR [MODEL]}
+DATA=$2
+MODEL=${3:-preset:qwen3-next-e64}
+B=${BUILD:-build-gpu}/tools/atlas-bench
+mkdir -p "$OUT"
+cat > "$OUT/anatomy.json" <<'JSON'
+{"name": "gpu-anatomy", "description": "decode anatomy of a hybrid MoE model: three columns, series, depth",
+ "seed": 1,
+ "suites": {"decode-anatomy": {"warmup": 1, "repetitions": 5, "prompt_tokens": 32, "decode_tokens": 64,
+                               "series_tokens": 512, "depths": [4096]}}}
+JSON
+for mode in stream spin blocking; do
+  store="$OUT/store-$mode"
+  ATLAS_CUDA_SYNC=$mode timeout 200 "$B" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --model "$MODEL" \
+    --config "$OUT/anatomy.json" --out-dir "$store" > "$OUT/sync-$mode.txt" 2>&1
+  echo "sync $mode: exit $?" | tee -a "$OUT/summary.txt"
+  rec=$(ls "$store"/*/*/*.json 2>/dev/null | head -1)
+  [ -n "$rec" ] && cp "$rec" "$OUT/sync-$mode.record.json"
+done
+python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
+import json, os, sys
+out = sys.argv[1]
+print(f"{'sync':9} {'column':20} {'tok/s':>8} {'ITL p50':>8} {'p99':>8} {'max':>8} {'stall us (period)':>18} {'syncs/tok':>9} {'d4096 tok/s':>11}")
+for mode in ("stream", "spin", "blocking"):
+    p = os.path.join(out, f"sync-{mode}.record.json")
+    if not os.path.exists(p):
+        print(mode, "no record"); continue
+    r = json.load(open(p))
+    s = r["suites"]["decode-anatomy"]
+    m = s["metrics"]
+    def med(name):
+        v = m.get(name, {}).get("samples", [])
+        return sorted(v)[len(v) // 2] if v else float("nan")
+    series = s.get("details", {}).get("latency_series", {})
+    for col in ("graph", "eager", "eager-host-routing"):
+        pre = "" if col == "graph" else col + "/"
+        syncs = sum(med(k) for k in m if k.startswith(pre + "host_syncs_per_token/"))
+        st = (series.get(col) or {}).get("periodic_stall") or {}
+        stall = f"{st.get('excess_us', 0):.1f} ({st.get('period', '-')})" if st else "none"
+        print(f"{mode:9} {col:20} {med(pre + 'decode_tok_s'):8.1f} {med(pre + 'itl_p50_us'):8.1f} {med(pre + 'itl_p99_us'):8.1f} "
+              f"{med(pre + 'itl_max_us'):8.1f} {stall:>18} {syncs:9.1f} {med(pre + 'depth=4096/decode_tok_s'):11.1f}")
+    rf = s.get("details", {}).get("roofline")
+    if rf: print(f"{mode:9} roofline: {rf['bytes_per_token']/1e6:.1f} MB/token, {rf['achieved_GBps']:.0f} of {rf['bandwidth_GBps']:.0f} GB/s ({100*rf['fraction']:.1f}%)")
+    for n in s.get("details", {}).get("notes", [])[:5]: print(f"{mode:9} note: {n}")
+PY
