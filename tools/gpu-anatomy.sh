@@ -2,7 +2,7 @@
 # The investigation's experiment on a GPU, after tools/gpu-hybrid.sh built build-gpu: the
 # decode-anatomy suite on a Qwen3-Next model (default preset:qwen3-next-e64: 64 experts, the
 # weights many times the L2) with its three columns (graph / eager / eager with MoE routing on the
-# host), a 512-step latency series per column and a 4k depth, once per host wait
+# host), a 512-step latency series per column and (default wait only) a 4k depth, once per host wait
 # (ATLAS_CUDA_SYNC=stream|spin|blocking), each run a record; then a table of what moved.
 #
 #   tools/gpu-anatomy.sh OUT DATA_DIR [MODEL]
@@ -16,16 +16,21 @@ DATA=$2
 MODEL=${3:-preset:qwen3-next-e64}
 B=${BUILD:-build-gpu}/tools/atlas-bench
 mkdir -p "$OUT"
-cat > "$OUT/anatomy.json" <<'JSON'
+# The depth costs a 4k-token prefill per repetition and column: measured under the default wait only.
+for depths in '[4096]' '[]'; do
+  name=anatomy; [ "$depths" = '[]' ] && name=anatomy-nodepth
+  cat > "$OUT/$name.json" <<JSON
 {"name": "gpu-anatomy", "description": "decode anatomy of a hybrid MoE model: three columns, series, depth",
  "seed": 1,
- "suites": {"decode-anatomy": {"warmup": 1, "repetitions": 5, "prompt_tokens": 32, "decode_tokens": 64,
-                               "series_tokens": 512, "depths": [4096]}}}
+ "suites": {"decode-anatomy": {"warmup": 1, "repetitions": 3, "prompt_tokens": 32, "decode_tokens": 64,
+                               "series_tokens": 512, "depths": $depths}}}
 JSON
+done
 for mode in stream spin blocking; do
-  store="$OUT/store-$mode"
-  ATLAS_CUDA_SYNC=$mode timeout 200 "$B" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --model "$MODEL" \
-    --config "$OUT/anatomy.json" --out-dir "$store" > "$OUT/sync-$mode.txt" 2>&1
+  store="$OUT/store-$mode" cfg="$OUT/anatomy-nodepth.json"
+  [ "$mode" = stream ] && cfg="$OUT/anatomy.json"
+  ATLAS_CUDA_SYNC=$mode timeout "${MODE_TIMEOUT:-200}" "$B" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --model "$MODEL" \
+    --config "$cfg" --out-dir "$store" > "$OUT/sync-$mode.txt" 2>&1
   echo "sync $mode: exit $?" | tee -a "$OUT/summary.txt"
   rec=$(ls "$store"/*/*/*.json 2>/dev/null | head -1)
   [ -n "$rec" ] && cp "$rec" "$OUT/sync-$mode.record.json"

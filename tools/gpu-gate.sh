@@ -72,7 +72,7 @@ JSON
   rig_commit "gpu-gate rig: $cfg"
   local margs=()
   [ -n "$model" ] && margs=(--model "$model")
-  gate() { (cd "$REPO" && "$B" --data-dir "$DATA" gate --backend cuda --config "$cfg" "${margs[@]}" --no-timed --allow-noisy --store "$store" "$@"); }
+  gate() { (cd "$REPO" && ATLAS_SUITES_DIR="$REPO/suites" "$B" --data-dir "$DATA" gate --backend cuda --config "$cfg" "${margs[@]}" --no-timed --allow-noisy --store "$store" "$@"); }
   echo "== gate $name (${model:-stories260K})" | tee -a "$OUT/summary.txt"
   gate --baselines-dir "$WORK/none" > "$OUT/$name.first.txt" 2>&1
   echo "first run (no baseline) exit $? (3 wanted)" | tee -a "$OUT/summary.txt"
@@ -90,7 +90,7 @@ JSON
     local added
     added=$(new_counted "$rec" "$REPO/baselines/$class/$name.BASELINE.json")
     if [ -n "$added" ]; then
-      (cd "$REPO" && "$B" baseline accept --record "$rec" --config "$cfg" --baselines-dir baselines --metric "$added" \
+      (cd "$REPO" && ATLAS_SUITES_DIR="$REPO/suites" "$B" baseline accept --record "$rec" --config "$cfg" --baselines-dir baselines --metric "$added" \
         --reason "new counted metrics of decode-anatomy, first measured on this machine class (tools/gpu-gate.sh)") \
         >> "$OUT/summary.txt" 2>&1
       echo "added to the committed BASELINE: $added" | tee -a "$OUT/summary.txt"
@@ -118,7 +118,7 @@ PY
   gate --baselines-dir baselines > "$OUT/$name.clean.txt" 2>&1
   echo "clean run exit $? (0 wanted)" | tee -a "$OUT/summary.txt"
   grep -E "result:" "$OUT/$name.clean.txt" | tee -a "$OUT/summary.txt"
-  (cd "$REPO" && env "$planted" "$B" --data-dir "$DATA" gate --backend cuda --config "$cfg" "${margs[@]}" --no-timed \
+  (cd "$REPO" && env "$planted" ATLAS_SUITES_DIR="$REPO/suites" "$B" --data-dir "$DATA" gate --backend cuda --config "$cfg" "${margs[@]}" --no-timed \
     --allow-noisy --store "$store" --baselines-dir baselines) > "$OUT/$name.planted.txt" 2>&1
   echo "planted ($planted): exit $? (1 wanted)" | tee -a "$OUT/summary.txt"
   grep -E "regression|result:" "$OUT/$name.planted.txt" | head -12 | tee -a "$OUT/summary.txt"

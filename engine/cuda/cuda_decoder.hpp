@@ -177,7 +177,11 @@ class CudaDecoder {
   std::unique_ptr<DeviceHead> head_;
   std::vector<std::unique_ptr<DeviceBlock>> mixers_, ffns_;  ///< [n_layers]
   std::vector<const DeviceBlock*> recurrent_;               ///< blocks with recurrent state
-  RecurrentCheckpoints checkpoints_;
+  /// Checkpoints as device buffers (at most 8, one state each), made at the first saves and
+  /// reused after; not part of the memory plan.
+  using DeviceCheckpoints = RecurrentCheckpointsOf<DeviceBuffer>;
+  DeviceCheckpoints checkpoints_;
+  std::vector<DeviceBuffer> checkpoint_pool_;  ///< evicted or dropped checkpoints, for reuse
   bool chunked_prefill_ = true;
 
   // Decode workspace.

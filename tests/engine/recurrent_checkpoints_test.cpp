@@ -71,3 +71,23 @@ TEST_CASE("recurrent checkpoints: drop_after removes the continuation being over
   small.save(bytes(7));
   CHECK(small.positions() == std::vector<int>{2, 7});
 }
+
+TEST_CASE("recurrent checkpoints: evicted, replaced and dropped copies are handed back for reuse (CUDA keeps device buffers)") {
+  RecurrentCheckpoints cp(2);
+  cp.set_state_tokens(4);
+  CHECK(cp.save(bytes(4)).empty());
+  cp.set_state_tokens(8);
+  CHECK(cp.save(bytes(8)).empty());
+  cp.set_state_tokens(12);
+  const auto evicted = cp.save(bytes(12));  // past the limit: 4's copy comes back
+  REQUIRE(evicted.size() == 1);
+  CHECK(evicted[0] == bytes(4));
+  cp.set_state_tokens(8);
+  const auto replaced = cp.save(bytes(88));  // a save at a kept length returns the old copy
+  REQUIRE(replaced.size() == 1);
+  CHECK(replaced[0] == bytes(8));
+  const auto dropped = cp.drop_after(8);  // a continuation from 8 overwrites 12
+  REQUIRE(dropped.size() == 1);
+  CHECK(dropped[0] == bytes(12));
+  CHECK(cp.positions() == std::vector<int>{8});
+}

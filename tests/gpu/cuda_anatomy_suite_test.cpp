@@ -9,6 +9,7 @@
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/engine.hpp"
 #include "engine/formats/presets.hpp"
+#include "suites/decode_anatomy/cupti_anatomy_source.hpp"
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
 #include "suites/engine_target.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
@@ -53,6 +54,9 @@ TEST_CASE("qwen3-next-tiny: MoE routing switched to the host and back at run tim
 
 TEST_CASE("decode-anatomy on CUDA, qwen3-next-tiny: three columns, host-routing syncs in moe_router, series, depth, roofline") {
   ATLAS_REQUIRE_GPU();
+  // This binary links the CUDA code statically: its CUPTI source is registered by hand (the
+  // suite's weak reference does not pull it out of the static library).
+  suites::register_anatomy_source("cuda", &suites::make_cupti_anatomy_source);
   engine::EngineOptions eo;
   eo.model = "preset:qwen3-next-tiny";
   eo.backend.name = "cuda";

@@ -234,7 +234,7 @@ TEST_CASE("decode-anatomy suite: no counters-off run follows an instrumented one
   SuiteOptions o;
   o.warmup = 1;
   o.repetitions = 2;
-  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 5}};
+  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 5}, {"series_tokens", 16}};
   (void)run_decode_anatomy_suite(target, o);
   // 2 modes x (1 warm-up + 2 repetitions + the latency series) plain decode runs, then
   // 2 x 3 instrumented ones.

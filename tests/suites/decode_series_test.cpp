@@ -5,6 +5,7 @@
 #include <random>
 
 #include "fake_target.hpp"
+#include "suites/decode_anatomy/anatomy_source.hpp"
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
 #include "suites/decode_anatomy/host_event_stages.hpp"
 #include "suites/decode_anatomy/latency_series.hpp"
@@ -114,7 +115,11 @@ TEST_CASE("decode-anatomy suite: the series is clamped to the context, and a dep
   CHECK_THROWS_AS(run_decode_anatomy_suite(target, o), SuiteError);
   o.config["series_tokens"] = 0;
   o.config["depths"] = nlohmann::json::array();
-  CHECK(run_decode_anatomy_suite(target, o).metrics.count("itl_p50_us") == 0);
+  const auto off = run_decode_anatomy_suite(target, o);
+  CHECK(off.metrics.count("itl_p50_us") == 0);
+  // Off, the config reads as it did before the series existed: BASELINEs keep their identity.
+  CHECK(off.config == nlohmann::json{{"prompt_tokens", 8}, {"decode_tokens", 5}, {"warmup", 0}, {"repetitions", 2},
+                                     {"seed", o.seed}});
 }
 
 namespace {
