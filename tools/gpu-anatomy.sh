@@ -7,7 +7,8 @@
 #
 #   tools/gpu-anatomy.sh OUT DATA_DIR [MODEL]
 #
-# OUT gets: anatomy.json (the suite config), sync-<mode>.txt (the run's report) and
+# DEPTH=0 leaves the depth out (each of its repetitions prefills 4k tokens per column: minutes on
+# e64). OUT gets: anatomy.json (the suite config), sync-<mode>.txt (the run's report) and
 # sync-<mode>.record.json, summary.txt (per sync mode and column: tok/s, ITL p50/p99/max, the
 # periodic stall, host syncs per token).
 set -uo pipefail
@@ -17,18 +18,18 @@ MODEL=${3:-preset:qwen3-next-e64}
 B=${BUILD:-build-gpu}/tools/atlas-bench
 mkdir -p "$OUT"
 # The depth costs a 4k-token prefill per repetition and column: measured under the default wait only.
-for depths in '[4096]' '[]'; do
-  name=anatomy; [ "$depths" = '[]' ] && name=anatomy-nodepth
+for depths in ', "depths": [4096]' ''; do
+  name=anatomy; [ -z "$depths" ] && name=anatomy-nodepth
   cat > "$OUT/$name.json" <<JSON
 {"name": "gpu-anatomy", "description": "decode anatomy of a hybrid MoE model: three columns, series, depth",
  "seed": 1,
  "suites": {"decode-anatomy": {"warmup": 1, "repetitions": 3, "prompt_tokens": 32, "decode_tokens": 64,
-                               "series_tokens": 512, "depths": $depths}}}
+                               "series_tokens": 512$depths}}}
 JSON
 done
 for mode in stream spin blocking; do
   store="$OUT/store-$mode" cfg="$OUT/anatomy-nodepth.json"
-  [ "$mode" = stream ] && cfg="$OUT/anatomy.json"
+  [ "$mode" = stream ] && [ "${DEPTH:-1}" = 1 ] && cfg="$OUT/anatomy.json"
   ATLAS_CUDA_SYNC=$mode timeout "${MODE_TIMEOUT:-200}" "$B" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --model "$MODEL" \
     --config "$cfg" --out-dir "$store" > "$OUT/sync-$mode.txt" 2>&1
   echo "sync $mode: exit $?" | tee -a "$OUT/summary.txt"

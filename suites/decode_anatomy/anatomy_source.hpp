@@ -72,8 +72,8 @@ class AnatomySource {
   /// The graph accounting since the previous call (the first call: since the source was made);
   /// nothing for a backend without graphs.
   virtual std::optional<GraphAccounting> take_graph_accounting() { return std::nullopt; }
-  /// Why capture is refused in the current mode, one "<layer>: <reason>" each; empty: nothing
-  /// refuses it (or the backend has no graphs).
+  /// Why capture is (or, in an eager mode, would be) refused in the current mode, one
+  /// "<layer>: <reason>" each; empty: nothing refuses it (or the backend has no graphs).
   virtual std::vector<std::string> graph_vetoes() const { return {}; }
   /// The bytes model of a decode step at KV length `kv_len` and the bandwidth to judge it by;
   /// nothing for a backend without one (the CPU's).

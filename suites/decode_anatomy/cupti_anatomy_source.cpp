@@ -48,8 +48,9 @@ class CuptiAnatomySource final : public AnatomySource {
   }
   std::optional<bool> graph_captured() const override { return captured_; }
   std::vector<std::string> graph_vetoes() const override {
+    // The blocks' vetoes in the current mode, graphs asked for or not: the record lists them by
+    // layer for every column (host routing's are its moe layers).
     std::vector<std::string> out;
-    if (!dec_->graphs_requested()) return out;
     for (const auto& v : dec_->vetoes()) out.push_back(v.layer + ": " + v.reason);
     return out;
   }

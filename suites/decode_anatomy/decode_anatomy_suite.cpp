@@ -32,8 +32,12 @@ DecodeAnatomyConfig DecodeAnatomyConfig::from(const SuiteOptions& options) {
 }
 
 nlohmann::json DecodeAnatomyConfig::to_json() const {
-  return {{"prompt_tokens", prompt_tokens}, {"decode_tokens", decode_tokens}, {"series_tokens", series_tokens},
-          {"depths", depths}};
+  // The optional parts only when on: a BASELINE made before they existed keeps its identity
+  // (gates/identity.hpp compares suite configs exactly).
+  nlohmann::json j = {{"prompt_tokens", prompt_tokens}, {"decode_tokens", decode_tokens}};
+  if (series_tokens > 0) j["series_tokens"] = series_tokens;
+  if (!depths.empty()) j["depths"] = depths;
+  return j;
 }
 
 std::uint32_t output_fingerprint(std::span<const int> ids) {

@@ -22,8 +22,8 @@ struct DecodeAnatomyConfig {
   int decode_tokens = 64;   ///< tokens per measured decode (N)
   /// One more counters-off run per mode of this many tokens (clamped to the target's context),
   /// whose inter-token gaps are summarised as p50/p99/max and the largest periodic stall
-  /// (latency_series.hpp); 0: no series.
-  int series_tokens = 512;
+  /// (latency_series.hpp); 0: no series (the pr gate's configs; nightly runs 1024).
+  int series_tokens = 0;
   /// Context depths (prompt tokens) at which each mode's decode tok/s is measured as well, as
   /// llama-bench -d does, with the modes' outputs compared there (graph == eager at depth). A
   /// depth the target's context cannot hold is skipped with a note.

@@ -85,7 +85,9 @@ TEST_CASE("decode-anatomy suite: the latency series of each mode finds a planted
   const auto& ls = r.details["latency_series"]["default"];
   CHECK(ls["n"] == 199);
   CHECK(ls["periodic_stall"]["period"] == 10);
-  CHECK(ls["periodic_stall"]["phase"] == 8);  // gap i joins token i and i + 1: the 10th request token's gap
+  // gap i joins tokens i and i + 1; the fake stalls after every 10th token (i = 9, 19, ...)
+  CHECK(ls["periodic_stall"]["phase"] == 9);
+  CHECK(ls["periodic_stall"]["occurrences"] == 20);
   CHECK(ls["itl_us"].size() == 199);
 
   target.timing.stall_every = 0;
@@ -104,7 +106,9 @@ TEST_CASE("decode-anatomy suite: the series is clamped to the context, and a dep
   const auto r = run_decode_anatomy_suite(target, o);
   CHECK(r.details["latency_series"]["default"]["n"] == 128 - 8 - 1 - 1);
   CHECK(r.metrics.at("depth=64/decode_tok_s").samples.size() == 2);
-  CHECK(r.metrics.at("depth=64/decode_tok_s").samples[0] == doctest::Approx(1e6 / ((1'000'000 + 64 * 10'000 + 4 * 250'000) / 1e3 / 5)));
+  // the decode request reuses the 64-token prefill: 1 ms + one token + 4 gaps, over 5 tokens
+  CHECK(r.metrics.at("depth=64/decode_tok_s").samples[0] == doctest::Approx(1e6 / ((1'000'000 + 10'000 + 4 * 250'000) / 1e3 / 5)));
+  CHECK(r.metrics.at("depth=64/output_fingerprint").kind == atlas::records::MetricKind::counted);
   CHECK(r.metrics.at("depth=64/modes_agree").samples == std::vector<double>{1.0});
   CHECK(r.metrics.count("depth=4096/decode_tok_s") == 0);
   const std::string notes = r.details["notes"].dump();
@@ -114,7 +118,7 @@ TEST_CASE("decode-anatomy suite: the series is clamped to the context, and a dep
   o.config["series_tokens"] = 1;
   CHECK_THROWS_AS(run_decode_anatomy_suite(target, o), SuiteError);
   o.config["series_tokens"] = 0;
-  o.config["depths"] = nlohmann::json::array();
+  o.config.erase("depths");
   const auto off = run_decode_anatomy_suite(target, o);
   CHECK(off.metrics.count("itl_p50_us") == 0);
   // Off, the config reads as it did before the series existed: BASELINEs keep their identity.
@@ -193,15 +197,15 @@ TEST_CASE("decode-anatomy suite: the roofline in the record, and a step faster t
   target.bandwidth = 1e10;  // 10 GB/s
   target.weights = 1e9;
   target.cache = 1e7;
-  // graph mode: (1 ms + 80 us + 4 x 250 us) / 5 = 416 us per token -> 1 MB / 416 us = 2.4 GB/s
+  // graph mode: (1 ms + 10 us + 4 x 250 us) / 5 = 402 us per token -> 1 MB / 402 us = 2.5 GB/s
   const auto r = run_decode_anatomy_suite(target, three_mode_options());
   CHECK(r.metrics.at("bytes_per_token").samples == std::vector<double>{1e6});
   CHECK(r.metrics.at("bytes_per_token").kind == atlas::records::MetricKind::counted);
-  const double us = (1'000'000 + 80'000 + 4 * 250'000) / 1e3 / 5;
+  const double us = (1'000'000 + 10'000 + 4 * 250'000) / 1e3 / 5;
   CHECK(r.metrics.at("roofline_fraction").samples[0] == doctest::Approx(1e6 / (us * 1e-6) / 1e10));
   CHECK(r.details["roofline"]["kv_len"] == 8 + 1 + 2);
 
-  target.bandwidth = 1e9;  // 2.4 GB/s achieved over 1 GB/s measured, weights 100x the cache
+  target.bandwidth = 1e9;  // 2.5 GB/s achieved over 1 GB/s measured, weights 100x the cache
   CHECK_THROWS_WITH_AS(run_decode_anatomy_suite(target, three_mode_options()),
                        doctest::Contains("faster than DRAM allows"), SuiteError);
   target.weights = 1e7;  // weights that fit the cache: a figure, not an error
