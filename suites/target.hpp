@@ -38,6 +38,9 @@ struct TargetRequest {
 struct TargetResponse {
   bool ok = true;
   std::string error;                      ///< why it failed, when !ok
+  /// The HTTP status of the server's answer (endpoint targets; the last attempt's when retried);
+  /// 0 in process or when no status line arrived. 429 is a server refusing for load.
+  int http_status = 0;
   /// Generated ids: in-process always; over HTTP only when the server listed all of them
   /// (TargetRequest.return_token_ids on a server that can), else empty.
   std::vector<int> output_ids;

@@ -375,6 +375,7 @@ TargetResponse EndpointTarget::attempt(const TargetRequest& req, HttpClient& cli
   }
   TargetResponse out;
   out.t_request_ns = res.t_sent_ns;
+  out.http_status = static_cast<int>(res.status);
   out.t_first_byte_ns = res.t_first_byte_ns;
   out.t_end_ns = t_done_ns ? t_done_ns : res.t_end_ns;
   out.text = reader.text();

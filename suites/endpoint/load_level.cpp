@@ -10,6 +10,8 @@ namespace {
 double ms_since(std::int64_t t_ns, std::int64_t origin_ns) { return static_cast<double>(t_ns - origin_ns) / 1e6; }
 }  // namespace
 
+bool is_overload_refusal(const TargetResponse& r) { return !r.ok && r.http_status == 429; }
+
 LoadLevelFigures summarize_load_level(const endpoint::LoadRun& run, const LoadLevelInputs& in) {
   LoadLevelFigures f;
   std::int64_t t_first = 0, t_last = 0, first_send = 0, last_send = 0;
@@ -30,7 +32,12 @@ LoadLevelFigures summarize_load_level(const endpoint::LoadRun& run, const LoadLe
       ++f.failed;
       f.connection_failures += endpoint::connection_failed(resp);
       const std::string error = resp.ok ? "no token generated" : resp.error.substr(0, 200);
-      if (f.first_error.empty()) f.first_error = error;
+      if (is_overload_refusal(resp)) {
+        ++f.overloaded;
+        if (f.first_overload_error.empty()) f.first_overload_error = error;
+      } else if (f.first_error.empty()) {
+        f.first_error = error;
+      }
       row["status"] = "failed";
       row["error"] = error;
       f.requests.push_back(std::move(row));
@@ -48,6 +55,9 @@ LoadLevelFigures summarize_load_level(const endpoint::LoadRun& run, const LoadLe
     f.input_tokens += resp.prompt_tokens;
     if (resp.completion_tokens != in.output_len) ++f.output_length_mismatches;
     f.first_read_extra_tokens += lat.first_read_tokens - 1;
+    f.itl_expected += std::max(in.output_len - 1, 0);
+    if (lat.output_tokens < in.output_len) f.output_shortfall_tokens += in.output_len - lat.output_tokens;
+    if (lat.output_tokens > in.output_len) f.output_excess_tokens += lat.output_tokens - in.output_len;
     f.ttft_ms.push_back(lat.ttft_ms);
     f.e2e_ms.push_back(lat.e2e_ms);
     f.itl_ms.insert(f.itl_ms.end(), lat.itl_ms.begin(), lat.itl_ms.end());

@@ -24,6 +24,9 @@ struct LoadLevelFigures {
   int completed = 0;            ///< ok with at least one token
   int failed = 0;
   int connection_failures = 0;  ///< failed without a response byte (endpoint::connection_failed)
+  /// Failed because the server refused them for load (HTTP 429 Too Many Requests, RFC 6585: a
+  /// full queue, a rate limit): the level is past the server's saturation point, not broken.
+  int overloaded = 0;
   int good = 0;                 ///< completed requests meeting every SLO
   /// Completed requests without a TPOT (one output token, or every token in one read) while a
   /// tpot_ms SLO is set: they meet it (vLLM bench serve's rule; docs/metrics.md).
@@ -36,7 +39,15 @@ struct LoadLevelFigures {
   double span_s = 0;
   /// Sends per second: (sent - 1) / (last send - first send); 0 with fewer than 2 sends.
   double realized_rate = 0;
-  std::string first_error;
+  std::string first_error;           ///< the first failure that is not an overload refusal
+  std::string first_overload_error;  ///< the first HTTP 429's error text
+  /// ITL samples a level should have, completed x (output_len - 1), and what accounts for each
+  /// one it lacks (docs/metrics.md): the tokens that came in a request's first read (no gap of
+  /// their own: first_read_extra_tokens) and output_len - n of every request that returned
+  /// fewer tokens than asked (output_shortfall_tokens). itl_ms.size() = itl_expected -
+  /// first_read_extra_tokens - output_shortfall_tokens + output_excess_tokens.
+  long long itl_expected = 0;
+  long long output_shortfall_tokens = 0, output_excess_tokens = 0;
   /// One row per request in index order: index, t_intended_ms / t_sent_ms (from the level's
   /// start), send_lag_ms, status ("ok" | "failed"), error, ttft_ms, tpot_ms, itl_ms (the
   /// request's gaps), e2e_ms, input_tokens, output_tokens, cached_tokens, first_read_tokens.
@@ -45,6 +56,11 @@ struct LoadLevelFigures {
 
   double per_s(double x) const { return span_s > 0 ? x / span_s : 0.0; }
 };
+
+/// A request the server refused for load: HTTP 429. A 503 stays an ordinary failure: it is
+/// also what a server that is shutting down or still loading answers (atlas-serve's drain,
+/// llama-server's model load), which says nothing about the level's load.
+bool is_overload_refusal(const TargetResponse& r);
 
 LoadLevelFigures summarize_load_level(const endpoint::LoadRun& run, const LoadLevelInputs& in);
 

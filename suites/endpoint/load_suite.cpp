@@ -18,6 +18,15 @@ namespace atlas::suites {
 using records::Better;
 using records::MetricKind;
 
+namespace {
+std::string fmt(double x) {
+  std::ostringstream o;
+  o.precision(4);
+  o << x;
+  return o.str();
+}
+}  // namespace
+
 LoadSuiteConfig LoadSuiteConfig::from(const SuiteOptions& options) {
   ConfigSection s(options.config, options.config_source);
   s.allow_only({"warmup", "repetitions", "concurrency", "rates", "burstiness", "num_prompts", "input_len", "output_len",
@@ -35,6 +44,19 @@ LoadSuiteConfig LoadSuiteConfig::from(const SuiteOptions& options) {
       }
       c.rates.push_back(x.get<double>());
     }
+  }
+  // A sweep runs from the lightest level up, whatever order the list gave, so its table and
+  // details.levels read in load order and the first overloaded level is the saturation point.
+  std::sort(c.concurrency.begin(), c.concurrency.end());
+  std::sort(c.rates.begin(), c.rates.end());
+  const auto dup_c = std::adjacent_find(c.concurrency.begin(), c.concurrency.end());
+  if (dup_c != c.concurrency.end()) {
+    throw SuiteError(s.source() + ": field 'concurrency' lists level " + std::to_string(*dup_c) +
+                     " twice (each level is one set of metrics)");
+  }
+  const auto dup_r = std::adjacent_find(c.rates.begin(), c.rates.end());
+  if (dup_r != c.rates.end()) {
+    throw SuiteError(s.source() + ": field 'rates' lists level " + fmt(*dup_r) + " twice (each level is one set of metrics)");
   }
   if (c.concurrency.empty() == c.rates.empty()) {
     throw SuiteError(s.source() + ": the load suite needs exactly one of 'concurrency' (closed loop) or 'rates' (open loop)"
@@ -96,13 +118,6 @@ std::string level_name(bool closed, double x) {
   return o.str();
 }
 
-std::string fmt(double x) {
-  std::ostringstream o;
-  o.precision(4);
-  o << x;
-  return o.str();
-}
-
 /// Half-width of the 95 % band of realized / requested rate for n gamma(k) gaps: their sum has
 /// a coefficient of variation 1/sqrt(n k), so (normal approximation) 1.96/sqrt(n k).
 double realized_rate_band(int n, double burstiness) { return n > 0 ? 1.96 / std::sqrt(n * burstiness) : 1.0; }
@@ -140,6 +155,8 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
   nlohmann::json level_rows = nlohmann::json::array();
   std::vector<std::string> notes;
   std::string invalid;
+  std::vector<std::string> overloaded_levels;
+  std::string served_in_full;  ///< the last level (ascending) with no failure and no refusal
   // Every load request is cold (a unique random prompt; llama.cpp also skips its cache): a
   // response with more than a shared BOS from the cache measured a cache hit, not prefill.
   const int allowed_cached = ColdRequests::allowed_cached(target.tokenizer(), false, false);
@@ -211,9 +228,14 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
     const int not_sent = cfg.num_prompts - f.sent;
     const double lag_p99 = percentile(f.send_lag_ms, 99);
     std::string why;
-    if (f.failed > 0) {
-      why = std::to_string(f.failed) + " of " + std::to_string(f.sent) + " requests failed (" +
+    // Refusals for load (HTTP 429) are what a level past the server's saturation point measures:
+    // the level is marked overloaded, not invalid, so the levels below it stay a valid sweep.
+    // Any other failure invalidates the level.
+    const int other_failed = f.failed - f.overloaded;
+    if (other_failed > 0) {
+      why = std::to_string(other_failed) + " of " + std::to_string(f.sent) + " requests failed (" +
             std::to_string(f.connection_failures) + " without a response byte; first: " + f.first_error + ")";
+      if (f.overloaded > 0) why += " besides " + std::to_string(f.overloaded) + " refused for load (HTTP 429)";
       if (run.stopped_on_connection_failures) {
         why += ", stopped after " + std::to_string(cfg.stop_after_connection_failures) + " connection failures in a row (" +
                std::to_string(not_sent) + " requests not sent)";
@@ -229,13 +251,37 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
              std::to_string(allowed_cached) + "): not cold";
     }
     if (!why.empty()) invalid += (invalid.empty() ? "" : "; ") + L + ": " + why;
+    std::string overload;
+    if (f.overloaded > 0) {
+      overload = std::to_string(f.overloaded) + " of " + std::to_string(f.sent) +
+                 " requests refused by the server for load (HTTP 429; first: " + f.first_overload_error + ")";
+      overloaded_levels.push_back(L);
+    }
     // Printed under the table, beside the rates: a level where requests failed must not read
     // as a healthy one.
-    if (f.failed > 0) {
+    const std::string rates = ": its rates (" + fmt(f.per_s(f.completed)) + " req/s, " +
+                              fmt(f.per_s(static_cast<double>(f.output_tokens))) + " tok/s) count the " +
+                              std::to_string(f.completed) + " that completed";
+    if (other_failed > 0) {
       notes.push_back(L + ": " + std::to_string(f.failed) + " of " + std::to_string(f.sent) + " requests FAILED" +
-                      (not_sent > 0 ? " (" + std::to_string(not_sent) + " not sent)" : "") + ": its rates (" +
-                      fmt(f.per_s(f.completed)) + " req/s, " + fmt(f.per_s(static_cast<double>(f.output_tokens))) +
-                      " tok/s) count the " + std::to_string(f.completed) + " that completed");
+                      (f.overloaded > 0 ? " (" + std::to_string(f.overloaded) + " of them refused for load, HTTP 429)" : "") +
+                      (not_sent > 0 ? " (" + std::to_string(not_sent) + " not sent)" : "") + rates);
+    } else if (f.overloaded > 0) {
+      notes.push_back(L + ": OVERLOADED: " + overload + rates);
+    }
+    // Fewer ITL samples than completed x (output_len - 1) is expected over HTTP (docs/metrics.md):
+    // say which tokens have no gap of their own, so the count is not read as lost samples.
+    const auto itl_n = static_cast<long long>(f.itl_ms.size());
+    if (itl_n != f.itl_expected) {
+      std::string parts;
+      auto part = [&](long long n, const std::string& what) {
+        if (n != 0) parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+      };
+      part(f.first_read_extra_tokens, "tokens came in their request's first read (no gap of their own)");
+      part(f.output_shortfall_tokens, "tokens fewer than asked were returned");
+      part(f.output_excess_tokens, "tokens beyond those asked were returned (gaps of their own)");
+      notes.push_back(L + ": " + std::to_string(itl_n) + " ITL samples, not " + std::to_string(f.completed) + " x " +
+                      std::to_string(cfg.output_len - 1) + " = " + std::to_string(f.itl_expected) + ": " + parts);
     }
     const double band = realized_rate_band(f.sent, cfg.burstiness);
     if (!closed && f.realized_rate > 0) {
@@ -272,6 +318,11 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
                           {"first_read_extra_tokens", f.first_read_extra_tokens},
                           {"decode_undefined_requests", f.decode_undefined_requests},
                           {"cached_requests", f.cached_requests},
+                          {"itl_expected", f.itl_expected},
+                          {"output_shortfall_tokens", f.output_shortfall_tokens},
+                          {"output_excess_tokens", f.output_excess_tokens},
+                          {"overloaded", f.overloaded > 0},
+                          {"overloaded_requests", f.overloaded},
                           {"valid", why.empty()},
                           {"request_rows", f.requests}};
     if (!closed) {
@@ -288,13 +339,27 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
       row["server"] = {{"prompt_ms", pcts(f.server_prompt_ms)}, {"tpot_ms", pcts(f.server_tpot_ms)}};
     }
     if (!why.empty()) row["invalid_reason"] = why;
+    if (!overload.empty()) row["overload_reason"] = overload;
+    if (why.empty() && overload.empty()) served_in_full = L;
     level_rows.push_back(std::move(row));
   }
   r.details["levels"] = level_rows;
+  std::string saturation;
+  if (!overloaded_levels.empty()) {
+    r.details["overloaded_levels"] = overloaded_levels;
+    // Levels run in ascending order: the saturation point lies between the last level served in
+    // full below the first overloaded one and that one.
+    std::string joined;
+    for (const auto& l : overloaded_levels) joined += (joined.empty() ? "" : ", ") + l;
+    saturation = "saturation: the server refused requests for load (HTTP 429) at " + joined +
+                 (served_in_full.empty() ? "; no level was served in full"
+                                         : "; the highest level served in full was " + served_in_full);
+    notes.push_back(saturation);
+  }
   for (const auto& n : notes) r.details["notes"].push_back(n);
   if (!invalid.empty()) r.details["invalid_reason"] = invalid;
   progress.end(std::to_string(levels.size()) + " levels x " + std::to_string(cfg.num_prompts) + " requests" +
-               (invalid.empty() ? "" : " (INVALID: " + invalid + ")"));
+               (invalid.empty() ? "" : " (INVALID: " + invalid + ")") + (saturation.empty() ? "" : " (" + saturation + ")"));
   return r;
 }
 

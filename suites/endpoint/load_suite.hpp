@@ -30,8 +30,14 @@
 // details["levels"] has per level the p50/p90/p99 of each latency (type 7: the same figures as
 // the metrics' summaries and the printed table), the send lag, the server's own timings where
 // it reports them (llama.cpp: median prompt_ms and predicted ms per token),
-// output-length mismatches against the server's usage, "cached_requests", and "valid". A level
-// is invalid when a request failed, when a request reported cached_tokens above a shared BOS
+// output-length mismatches against the server's usage, "cached_requests", "itl_expected" with
+// what accounts for a shortfall (load_level.hpp; a note says it when ITL samples fall short),
+// "overloaded", and "valid". Levels run in ascending order (the list's order does not matter;
+// a level listed twice is a config error). A level where the server refused requests for load
+// (HTTP 429, load_level.hpp) is marked "overloaded" with the count and a note, not invalid: it
+// is the saturation point a sweep exists to find, and the levels below it stay a valid sweep
+// (details["overloaded_levels"], and a "saturation:" note naming the highest level served in
+// full). A level is invalid when a request failed otherwise, when a request reported cached_tokens above a shared BOS
 // (every load request is cold: TargetRequest::cold, a unique prompt), or when the client fell
 // behind its own schedule (p99 send lag > "max_send_lag_ms", default 10): it then measured the
 // client, not the server. Any invalid level makes the suite

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <mutex>
@@ -198,12 +199,25 @@ class FakeServer final : public atlas::suites::Target {
   std::atomic<int> all_requests{0};
   std::string name() const override { return "endpoint:fake"; }
   int dies_after = 1 << 30;             ///< later requests fail without a response byte
+  /// Requests number [refuse_from, refuse_to) (1-based, in send order), every other one, are
+  /// answered `refuse_status` at once: a full queue (429) or a server going away (503).
+  int refuse_from = 0, refuse_to = 0, refuse_status = 429;
+  int first_read = 1;                   ///< tokens stamped with the first token's time
   TargetResponse generate(const TargetRequest& req) override {
     TargetResponse r;
-    if (++all_requests > dies_after) {
+    const int n = ++all_requests;
+    if (n > dies_after) {
       r.ok = false;
       r.t_request_ns = atlas::now_ns();
       r.error = "connect failed: Connection refused";
+      return r;
+    }
+    if (n >= refuse_from && n < refuse_to && (n - refuse_from) % 2 == 0) {
+      r.ok = false;
+      r.t_request_ns = atlas::now_ns();
+      r.t_first_byte_ns = r.t_end_ns = atlas::now_ns();
+      r.http_status = refuse_status;
+      r.error = "HTTP " + std::to_string(refuse_status) + ": server busy";
       return r;
     }
     cold_requests += req.cold;
@@ -211,8 +225,8 @@ class FakeServer final : public atlas::suites::Target {
     r.t_request_ns = atlas::now_ns();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     for (int i = 0; i < req.max_new_tokens; ++i) {
-      if (i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      r.token_t_ns.push_back(atlas::now_ns());
+      if (i >= first_read) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      r.token_t_ns.push_back(i > 0 && i < first_read ? r.token_t_ns.front() : atlas::now_ns());
     }
     r.completion_tokens = req.max_new_tokens;
     r.prompt_tokens = static_cast<int>(req.prompt_ids.size());
@@ -406,4 +420,80 @@ TEST_CASE("load suite: a one-token request has no TPOT and meets a tpot_ms SLO (
   CHECK(r.metrics.at("concurrency=1/tpot_ms").samples.empty());
   CHECK(r.metrics.at("concurrency=1/goodput_req_s").samples.at(0) ==
         doctest::Approx(r.metrics.at("concurrency=1/request_throughput").samples.at(0)));
+}
+
+TEST_CASE("load suite: an overloaded level (HTTP 429) is marked, not invalid; the levels below stay valid; levels run in order") {
+  FakeServer t;
+  atlas::suites::SuiteOptions o;
+  // Listed out of order: the sweep runs 1, 2, 8 and the third level (requests 17..24) is refused
+  // every other request, as a server whose queue is full.
+  o.config = {{"concurrency", {8, 1, 2}}, {"num_prompts", 8}, {"input_len", 16}, {"output_len", 3}, {"max_send_lag_ms", 1000}};
+  o.config_source = "<test>";
+  t.refuse_from = 17;
+  t.refuse_to = 25;
+  const auto r = atlas::suites::run_load_suite(t, o);
+  REQUIRE(r.details["levels"].size() == 3);
+  CHECK(r.details["levels"][0]["level"] == "concurrency=1");
+  CHECK(r.details["levels"][1]["level"] == "concurrency=2");
+  const auto& hot = r.details["levels"][2];
+  CHECK(hot["level"] == "concurrency=8");
+  CHECK(hot["overloaded"] == true);
+  CHECK(hot["overloaded_requests"] == 4);
+  CHECK(hot["failed"] == 4);
+  CHECK(hot["completed"] == 4);
+  CHECK(hot["valid"] == true);
+  CHECK(hot["overload_reason"] == "4 of 8 requests refused by the server for load (HTTP 429; first: HTTP 429: server busy)");
+  for (int i = 0; i < 2; ++i) {
+    CHECK(r.details["levels"][i]["valid"] == true);
+    CHECK(r.details["levels"][i]["overloaded"] == false);
+  }
+  // The record stays valid: no invalid_reason, the saturation point named.
+  CHECK_FALSE(r.details.contains("invalid_reason"));
+  CHECK(r.details["overloaded_levels"] == nlohmann::json::array({"concurrency=8"}));
+  std::vector<std::string> notes;
+  for (const auto& n : r.details["notes"]) notes.push_back(n.get<std::string>());
+  CHECK(std::find(notes.begin(), notes.end(),
+                  "saturation: the server refused requests for load (HTTP 429) at concurrency=8; the highest level served "
+                  "in full was concurrency=2") != notes.end());
+  bool marked = false;
+  for (const auto& n : notes) marked = marked || n.find("concurrency=8: OVERLOADED: 4 of 8 requests refused") == 0;
+  CHECK(marked);
+  CHECK(r.metrics.at("concurrency=8/failed_requests").samples == std::vector<double>{4});
+  CHECK(r.metrics.at("concurrency=8/ttft_ms").samples.size() == 4);
+
+  // A 503 is not an overload signal (a server shutting down answers it too): the level is invalid.
+  FakeServer gone;
+  gone.refuse_from = 17;
+  gone.refuse_to = 25;
+  gone.refuse_status = 503;
+  const auto g = atlas::suites::run_load_suite(gone, o);
+  CHECK(g.details["levels"][2]["valid"] == false);
+  CHECK(g.details["levels"][2]["overloaded"] == false);
+  CHECK(g.details["invalid_reason"].get<std::string>().find("concurrency=8: 4 of 8 requests failed") == 0);
+  CHECK_FALSE(g.details.contains("overloaded_levels"));
+
+  o.config = {{"concurrency", {2, 4, 2}}};
+  CHECK_THROWS_WITH_AS(atlas::suites::run_load_suite(t, o), doctest::Contains("field 'concurrency' lists level 2 twice"),
+                       atlas::suites::SuiteError);
+}
+
+TEST_CASE("load suite: ITL samples short of completed x (output_len - 1) are accounted for by the first reads") {
+  FakeServer t;
+  t.first_read = 2;  // every request's first two tokens in one read: one gap each without a time
+  atlas::suites::SuiteOptions o;
+  o.config = {{"concurrency", {2}}, {"num_prompts", 6}, {"input_len", 16}, {"output_len", 5}, {"max_send_lag_ms", 1000}};
+  o.config_source = "<test>";
+  const auto r = atlas::suites::run_load_suite(t, o);
+  const auto& lvl = r.details["levels"][0];
+  CHECK(lvl["itl_expected"] == 6 * 4);
+  CHECK(lvl["first_read_extra_tokens"] == 6);
+  CHECK(lvl["output_shortfall_tokens"] == 0);
+  CHECK(r.metrics.at("concurrency=2/itl_ms").samples.size() == 6 * 4 - 6);
+  bool noted = false;
+  for (const auto& n : r.details["notes"]) {
+    noted = noted || n.get<std::string>() ==
+                         "concurrency=2: 18 ITL samples, not 6 x 4 = 24: 6 tokens came in their request's first read "
+                         "(no gap of their own)";
+  }
+  CHECK(noted);
 }
