@@ -30,6 +30,33 @@ class Range {
   Range& operator=(const Range&) = delete;
 };
 
+/// What is missing when no device can be used, from cudaGetDeviceCount's answer: the driver
+/// (none: cudaDriverGetVersion says 0; or older than this build's runtime), or a device (none
+/// installed, or CUDA_VISIBLE_DEVICES hides them all). A build without CUDA never gets here:
+/// engine/backend_module.cpp says "this build has no CUDA backend".
+std::string no_device_message(cudaError_t e) {
+  auto cuda_version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string visible_text = visible ? std::string("CUDA_VISIBLE_DEVICES='") + visible + "'" : "CUDA_VISIBLE_DEVICES unset";
+  std::string m = "cuda backend: no usable CUDA device: ";
+  if (e == cudaErrorInsufficientDriver && driver == 0) {
+    m += "no NVIDIA driver (libcuda.so.1 not found or not loadable; install the driver, check nvidia-smi)";
+  } else if (e == cudaErrorInsufficientDriver) {
+    m += "the NVIDIA driver supports CUDA " + cuda_version(driver) + ", older than this build's runtime " +
+         cuda_version(runtime) + " (update the driver)";
+  } else if (e == cudaErrorNoDevice || e == cudaSuccess) {
+    m += "the driver (CUDA " + cuda_version(driver) + ") sees no device (" + visible_text +
+         (visible ? ": it may hide them all" : "") + "; nvidia-smi lists what is installed)";
+  } else {
+    m += std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + "; driver CUDA " +
+         cuda_version(driver) + ", runtime " + cuda_version(runtime) + ", " + visible_text + ")";
+  }
+  return m;
+}
+
 std::string gib(std::size_t bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -58,10 +85,8 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   const ModelConfig& c = config_;
   int dev_count = 0;
   // The machine's failure, not the input's (exit 4): the same command runs on a GPU machine.
-  if (const cudaError_t e = cudaGetDeviceCount(&dev_count); e != cudaSuccess)
-    throw MachineError(std::string("cuda backend: no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorName(e) + " (" +
-                       cudaGetErrorString(e) + ")");
-  if (dev_count == 0) throw MachineError("cuda backend: no CUDA device");
+  if (const cudaError_t e = cudaGetDeviceCount(&dev_count); e != cudaSuccess || dev_count == 0)
+    throw MachineError(no_device_message(e));
   if (opts_.max_seq <= 0) {
     // The model's context length, within what the decode kernels take (a caller who asks for
     // more gets the attention block's error naming the bound).
