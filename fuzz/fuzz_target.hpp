@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/env_flag.hpp"
+
 namespace atlas::fuzz {
 
 using Harness = int (*)(const std::uint8_t*, std::size_t);
@@ -38,9 +40,10 @@ std::filesystem::path scratch_file(const std::string& name, const std::uint8_t* 
 /// A per-process scratch directory (created empty on first use).
 std::filesystem::path scratch_dir();
 
-/// An expected (typed) error: printed when ATLAS_FUZZ_VERBOSE is set, to see how far seeds get.
+/// An expected (typed) error: printed when ATLAS_FUZZ_VERBOSE is on (common/env_flag.hpp), to
+/// see how far seeds get.
 inline void rejected(const std::exception& e) {
-  static const bool verbose = std::getenv("ATLAS_FUZZ_VERBOSE") != nullptr;
+  static const bool verbose = atlas::env_flag("ATLAS_FUZZ_VERBOSE");
   if (verbose) std::fprintf(stderr, "atlas fuzz: rejected: %s\n", e.what());
 }
 

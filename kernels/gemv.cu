@@ -20,6 +20,7 @@
 #include <string>
 #include <tuple>
 
+#include "common/env_flag.hpp"
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
 #include "kernels/launch.cuh"
@@ -481,7 +482,9 @@ void launch(const GemvArgs& a, cudaStream_t s) {
   const int occupancy = blocks_per_sm<W, In, Out, KSplit, Async>(smem);
   const int per_sm = blocks_per_sm_override() > 0 ? blocks_per_sm_override() : occupancy;
   const int blocks = std::min(pairs, sm_count() * per_sm);
-  if (std::getenv("ATLAS_GEMV_VERBOSE") != nullptr) {
+  // The project's one boolean rule (common/env_flag.hpp): ATLAS_GEMV_VERBOSE=0 is off.
+  static const bool verbose = atlas::env_flag("ATLAS_GEMV_VERBOSE");
+  if (verbose) {
     static std::mutex mu;
     static std::set<std::tuple<int, int, int, int>> seen;
     std::lock_guard<std::mutex> lock(mu);
