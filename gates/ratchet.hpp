@@ -41,7 +41,7 @@ struct RatchetResult {
 /// the other direction: exact metrics by any amount, timed beyond the margin with p < alpha)
 /// to the candidate's median and samples. Never loosens; a frozen file or metric never moves;
 /// timed metrics never move on a machine class that is not quiet (one lucky run on a shared box
-/// made 4 of 5 later gate runs fail: issue 13).
+/// made 4 of 5 later gate runs fail when it was allowed).
 RatchetResult ratchet(Baseline& b, const records::Record& record, const GateConfig& cfg, const ChangeStamp& stamp);
 
 /// Sets `key` to the record's value (median and samples, unit/kind/direction from the record),

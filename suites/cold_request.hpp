@@ -1,8 +1,9 @@
 #pragma once
-// Cold requests on any target (issue 14): a request no prefix cache can serve, checked against
-// what the target says it served from its cache. Used by ttft's cold variant (send) and bfcl's
-// entries (send_scored); agentic turn 1 and load requests apply the same salt and the same
-// cached_tokens allowance (allowed_cached) in their own loops.
+// Cold requests on any target (in process or an HTTP server whose prefix cache may outlive a
+// reset): a request no prefix cache can serve, checked against what the target says it served
+// from its cache. Used by ttft's cold variant (send) and bfcl's entries (send_scored); agentic
+// turn 1 and load requests apply the same salt and the same cached_tokens allowance
+// (allowed_cached) in their own loops.
 //
 // Per request: Target::reset_session(), then Target::cold_salt(). Where the reset is known to
 // have emptied the cache (in process; a server whose reset route answered), or where the target

@@ -304,7 +304,8 @@ GgufFile read_gguf(const std::filesystem::path& path) {
   }
   // No two tensors may share bytes: ggml requires each tensor at the running (aligned) end of the
   // previous one, so an overlap is a corrupt or crafted file, and would load one tensor as
-  // another (attn_v silently equal to attn_k), as the safetensors replay of issue 16 showed.
+  // another (attn_v silently equal to attn_k), as a replayed safetensors report showed
+  // (fuzz/replay_reports.py, case st-alias).
   // Checked in offset order, naming the second tensor.
   std::vector<const GgufTensorInfo*> by_offset;
   for (const auto& t : f.tensors) by_offset.push_back(&t);

@@ -3,7 +3,8 @@
 // tokenizer.json, tokenizer_config.json): parsed only after the nesting depth is checked.
 // nlohmann::json parses iteratively, but dump() (every error message that quotes a value) and
 // comparisons recurse once per level: a 100,000-deep `[[[...` as a safetensors dtype or a
-// tokenizer.json normalizer overflowed the stack (replay of public bug reports, issue 16).
+// tokenizer.json normalizer overflowed the stack (fuzz/replay_reports.py, cases st-deep-json and
+// dir-tok-deep, replaying another loader's public report).
 #include <filesystem>
 #include <string>
 #include <string_view>

@@ -64,7 +64,7 @@ Model load_model(const std::filesystem::path& path, const LoadOptions& opts) {
   if (starts_with_gguf(path)) {
     m = load_gguf(path, opts);
     // --tokenizer wins over the file's own tokenizer, as for safetensors directories (it was
-    // silently ignored for GGUF files: issue 16 replay): a tokenizer.json, else a llama2.c
+    // silently ignored for GGUF files, found by replaying other loaders' public bug reports): a tokenizer.json, else a llama2.c
     // tokenizer file read for the model's vocab_size. Its ids must fit the embedding.
     if (!opts.tokenizer_path.empty()) {
       m.tokenizer = opts.tokenizer_path.extension() == ".json" ? load_tokenizer_json(opts.tokenizer_path, m.config.vocab_size)
