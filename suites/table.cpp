@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "common/markdown_text.hpp"
 #include "suites/error.hpp"
 
 namespace atlas::suites {
@@ -49,15 +50,10 @@ void TextTablePrinter::print(const Table& t, std::ostream& os) const {
 }
 
 namespace {
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
+/// The project's one markdown escaper (common/markdown_text.hpp): metric names and notes come
+/// from suite configs and records a pull request controls, and `run --format md` output is
+/// pasted where links, mentions and HTML would act.
+std::string md_cell(const std::string& s) { return md_text(s); }
 }  // namespace
 
 void MarkdownTablePrinter::print(const Table& t, std::ostream& os) const {

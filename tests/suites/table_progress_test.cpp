@@ -20,6 +20,19 @@ TEST_CASE("text and markdown printers") {
   CHECK_THROWS(make_table_printer("html"));
 }
 
+TEST_CASE("markdown table: names and notes cannot link, mention or embed HTML (the project's one escaper)") {
+  Table t;
+  t.title = "load";
+  t.header = {"metric", "p50"};
+  t.rows = {{"[x](https://evil.example)/@org/team", "1"}};
+  t.notes = {"rate=200: p99 send lag 12 ms > 10 ms <img src=x>"};
+  std::ostringstream md;
+  MarkdownTablePrinter().print(t, md);
+  CHECK(md.str() ==
+        "**load**\n\n| metric | p50 |\n| --- | ---: |\n| &#91;x&#93;(https&#58;//evil.example)/&#64;org/team | 1 |\n\n"
+        "rate=200: p99 send lag 12 ms &gt; 10 ms &lt;img src=x&gt;\n");
+}
+
 TEST_CASE("metrics table: a hash reads 'equal' and in hex, a count as-is") {
   atlas::records::SuiteResult r;
   r.name = "decode-anatomy";
