@@ -115,7 +115,8 @@ if not files:
     print("-\t-\t-\tno-record"); sys.exit()
 t = json.load(open(files[-1])).get("verdicts", {}).get("timed", {})
 o = t.get("outcome") or {}
-v = next((v for v in o.get("verdicts", []) if v["metric"] == "decode-anatomy/us_per_token"), None)
+# the decode metric the gate judges: us_per_token, or (2026-12-03 on) its wait-corrected form
+v = next((v for v in o.get("verdicts", []) if v["metric"].startswith("decode-anatomy/us_per_token")), None)
 if v is None:
     print("-\t-\t-\t" + (t.get("skipped_reason") or "no-verdict").replace("\t", " ")[:80]); sys.exit()
 p = v["paired"]

@@ -56,6 +56,7 @@ struct DecodeRun {
   double wall_ns = 0;  ///< request start to last token
   int cached = 0;
   std::vector<double> gaps_us;  ///< inter-token gaps, token i - token i-1, i = 1..n-1
+  std::optional<double> wait_ns;  ///< the process's run-queue wait during the decode request
 };
 
 /// The generated ids: the target's, or, from an HTTP endpoint that streams text only, the text
@@ -97,6 +98,7 @@ DecodeRun decode_run(Target& target, const std::vector<int>& prompt, int n, Anat
   r.ids = generated_ids(target, resp);
   r.wall_ns = static_cast<double>(resp.token_t_ns.back() - resp.t_request_ns);
   r.cached = resp.cached_tokens;
+  if (resp.run_queue_wait_ns) r.wait_ns = static_cast<double>(*resp.run_queue_wait_ns);
   for (std::size_t i = 1; i < resp.token_t_ns.size(); ++i)
     r.gaps_us.push_back(static_cast<double>(resp.token_t_ns[i] - resp.token_t_ns[i - 1]) / 1e3);
   return r;
@@ -294,6 +296,14 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
         metric(r, p + "us_per_token", "us", Better::lower, MetricKind::timed,
                "decode wall time per generated token, counters off" + in_mode)
             .samples.push_back(us);
+        if (plain.wait_ns) {
+          // What a neighbour's CPU use stretched the run by is taken out: the paired timing
+          // judgement compares processes that waited unequally (docs/gates.md, load).
+          metric(r, p + "us_per_token_less_runqueue", "us", Better::lower, MetricKind::timed,
+                 "decode wall time per generated token less the run-queue wait of the process's threads "
+                 "during the request (sleeps and device waits stay in), counters off" + in_mode)
+              .samples.push_back(std::max(0.0, plain.wall_ns - *plain.wait_ns) / cfg.decode_tokens / 1e3);
+        }
         metric(r, p + "decode_tok_s", "tok/s", Better::higher, MetricKind::timed,
                "decode tokens per second, counters off" + in_mode)
             .samples.push_back(1e6 / us);

@@ -232,7 +232,8 @@ TEST_CASE("the committed pr gate config judges timed metrics against the merge-b
   CHECK(cfg.timed.enabled);
   CHECK_FALSE(timed_baselines_gated(cfg, "cpu-2c-x86_64"));
   bool has_decode = false;
-  for (const auto& m : cfg.timed.metrics) has_decode |= m.key == "decode-anatomy/us_per_token";
+  // The judged times are the wait-corrected ones: a neighbour's CPU use is taken out per request.
+  for (const auto& m : cfg.timed.metrics) has_decode |= m.key == "decode-anatomy/us_per_token_less_runqueue";
   CHECK(has_decode);
   GateConfig no_timed;
   CHECK(timed_baselines_gated(no_timed, "cpu-2c-x86_64"));

@@ -38,6 +38,9 @@ struct FakeTiming {
   std::int64_t decode_ns = 250'000;        ///< gap between consecutive tokens
   int stall_every = 0;                     ///< > 0: every stall_every-th gap of a request is longer...
   std::int64_t stall_ns = 0;               ///< ... by this much
+  /// >= 0: the response reports this much run-queue wait before the first token and per
+  /// generated token after it; < 0: none reported (an HTTP target)
+  std::int64_t run_queue_wait_ns = -1;
 };
 
 class FakeTarget : public suites::Target {
@@ -86,6 +89,10 @@ class FakeTarget : public suites::Target {
       if (timing.stall_every > 0 && (i + 1) % timing.stall_every == 0) t += timing.stall_ns;
     }
     r.completion_tokens = static_cast<int>(r.output_ids.size());
+    if (timing.run_queue_wait_ns >= 0) {
+      r.run_queue_wait_first_ns = timing.run_queue_wait_ns;
+      r.run_queue_wait_ns = timing.run_queue_wait_ns * std::max<std::int64_t>(1, r.completion_tokens);
+    }
     r.t_first_byte_ns = r.token_t_ns.empty() ? t : r.token_t_ns.front();
     r.t_end_ns = r.token_t_ns.empty() ? t : r.token_t_ns.back();
     for (int id : r.output_ids) r.text += tok_.token_bytes(-1, id);
