@@ -1,13 +1,13 @@
 // Chat templates (GGUF tokenizer.chat_template, tokenizer_config.json chat_template): the Jinja
 // lexer, parser and evaluator, rendered with a context shaped like the server's (messages with
 // tool calls, tools, add_generation_prompt).
+#include "chat/chat_template.hpp"
 #include "common/error.hpp"
 #include "fuzz/fuzz_target.hpp"
-#include "server/chat_template.hpp"
 
 ATLAS_FUZZ_TARGET(jinja) {
   using namespace atlas;
-  static const server::TemplateValue ctx = server::TemplateValue::parse(R"({
+  static const chat::TemplateValue ctx = chat::TemplateValue::parse(R"({
     "add_generation_prompt": true, "bos_token": "<s>", "eos_token": "</s>",
     "tools": [{"type": "function", "function": {"name": "add", "description": "a + b",
                "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}],
@@ -20,7 +20,7 @@ ATLAS_FUZZ_TARGET(jinja) {
       {"role": "assistant", "content": "It is 3."}
     ]})");
   try {
-    const server::ChatTemplate t{std::string(fuzz::text(data, size))};
+    const chat::ChatTemplate t{std::string(fuzz::text(data, size))};
     (void)t.render(ctx);
   } catch (const InputError& e) {
     atlas::fuzz::rejected(e);

@@ -343,7 +343,7 @@ def tokenizer_json_seeds():
 
 # ---------------------------------------------------------------- Jinja
 def jinja_seeds():
-    tdir = os.path.join(ROOT, "tests/server/templates")
+    tdir = os.path.join(ROOT, "tests/chat/templates")
     for f in sorted(os.listdir(tdir)):
         if f.endswith(".jinja"):
             out("jinja", f, open(os.path.join(tdir, f), "rb").read())

@@ -1,14 +1,14 @@
 // The body of POST /v1/chat/completions and /v1/completions (server/openai_request.hpp), and for
 // a chat body that parses, the fallback chat template rendered over its messages and tools, as
 // CompletionRunner::render_chat does.
+#include "chat/chat_template.hpp"
 #include "common/error.hpp"
 #include "fuzz/fuzz_target.hpp"
-#include "server/chat_template.hpp"
 #include "server/openai_request.hpp"
 
 ATLAS_FUZZ_TARGET(openai_request) {
   using namespace atlas;
-  static const server::ChatTemplate fallback(server::fallback_chat_template());
+  static const chat::ChatTemplate fallback(chat::fallback_chat_template());
   const std::string_view body = fuzz::text(data, size);
   try {
     (void)server::parse_completion_request(body, false);
@@ -19,7 +19,7 @@ ATLAS_FUZZ_TARGET(openai_request) {
     const server::CompletionRequest r = server::parse_completion_request(body, true);
     fuzz::check(r.chat && r.messages.is_array(), "a chat request has a messages array");
     if (r.max_tokens) fuzz::check(*r.max_tokens >= 0, "max_tokens is not negative");
-    server::TemplateValue ctx = server::TemplateValue::object();
+    chat::TemplateValue ctx = chat::TemplateValue::object();
     ctx["messages"] = r.messages;
     if (!r.tools.is_null() && !r.tool_choice_none) ctx["tools"] = r.tools;
     ctx["add_generation_prompt"] = r.add_generation_prompt;

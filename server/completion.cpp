@@ -40,7 +40,7 @@ std::size_t longest_token_bytes(const engine::Tokenizer& tok) {
 }
 }  // namespace
 
-CompletionRunner::CompletionRunner(Generator& gen, ChatTemplate chat_template, std::string served_name)
+CompletionRunner::CompletionRunner(Generator& gen, chat::ChatTemplate chat_template, std::string served_name)
     : gen_(gen),
       template_(std::move(chat_template)),
       served_name_(std::move(served_name)),
@@ -66,7 +66,7 @@ std::vector<int> CompletionRunner::encode_prompt(const std::string& text, const 
 }
 
 std::string CompletionRunner::render_chat(const CompletionRequest& req) const {
-  TemplateValue ctx = TemplateValue::object();
+  chat::TemplateValue ctx = chat::TemplateValue::object();
   ctx["messages"] = req.messages;
   if (!req.tools.is_null() && !req.tool_choice_none) ctx["tools"] = req.tools;
   ctx["add_generation_prompt"] = req.add_generation_prompt;
@@ -89,7 +89,7 @@ PreparedRequest CompletionRunner::prepare(CompletionRequest req) {
     std::string text;
     try {
       text = render_chat(req);
-    } catch (const ServerError& e) {
+    } catch (const chat::TemplateError& e) {
       throw bad_request(e.what(), "messages", "chat_template_error");
     }
     p.prompt_ids = encode_prompt(text, "messages");

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/chat_template.hpp"
+#include "chat/chat_template.hpp"
 #include "server/generator.hpp"
 #include "server/openai_request.hpp"
 
@@ -29,7 +29,7 @@ struct PreparedRequest {
 class CompletionRunner {
  public:
   /// `chat_template` renders chat requests; `served_name` is the only accepted model name.
-  CompletionRunner(Generator& gen, ChatTemplate chat_template, std::string served_name);
+  CompletionRunner(Generator& gen, chat::ChatTemplate chat_template, std::string served_name);
 
   /// Throws ApiError (400) for an unknown model, a template error, an out-of-vocabulary token
   /// id, or a prompt (+ max_tokens) longer than the context. A text prompt is refused on its
@@ -59,7 +59,7 @@ class CompletionRunner {
   std::vector<int> encode_prompt(const std::string& text, const char* param) const;
 
   Generator& gen_;
-  ChatTemplate template_;
+  chat::ChatTemplate template_;
   std::string served_name_;
   std::size_t max_token_bytes_;  // the tokenizer's longest token, in bytes
   std::atomic<std::uint64_t> counter_{0};

@@ -75,19 +75,19 @@ Server::Server(Generator& gen, ServerOptions opts)
     template_origin_ = "option";
   } else if (std::string m = gen_.chat_template(); !m.empty()) {
     try {
-      ChatTemplate probe(m);
+      chat::ChatTemplate probe(m);
       source = std::move(m);
       template_origin_ = "model";
-    } catch (const ServerError& e) {
+    } catch (const chat::TemplateError& e) {
       std::cerr << "atlas-serve: warning: the model's chat template is not supported (" << e.what()
                 << "); using the fallback template (pass --chat-template FILE to override)\n";
     }
   }
   if (source.empty()) {
-    source = fallback_chat_template();
+    source = chat::fallback_chat_template();
     template_origin_ = "fallback";
   }
-  runner_ = std::make_unique<CompletionRunner>(gen_, ChatTemplate(source), opts_.served_model_name);
+  runner_ = std::make_unique<CompletionRunner>(gen_, chat::ChatTemplate(source), opts_.served_model_name);
   install_routes();
 }
 

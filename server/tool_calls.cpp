@@ -3,8 +3,8 @@
 #include <cctype>
 #include <utility>
 
+#include "chat/chat_template.hpp"
 #include "common/json_depth.hpp"
-#include "server/chat_template.hpp"
 
 namespace atlas::server {
 
@@ -32,7 +32,7 @@ bool parse_hermes_body(std::string_view body, ToolCall& call) {
   } else if (j[key].is_string()) {
     call.arguments = j[key].get<std::string>();
   } else {
-    call.arguments = python_json_dumps(j[key]);
+    call.arguments = chat::python_json_dumps(j[key]);
   }
   return true;
 }
@@ -102,7 +102,7 @@ class PyParser {
         if (eat(')')) break;  // trailing comma
       }
     }
-    c.arguments = python_json_dumps(args);
+    c.arguments = chat::python_json_dumps(args);
     return true;
   }
   bool value(nlohmann::ordered_json& v) {

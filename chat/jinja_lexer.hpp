@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 struct Tok {
   enum Kind { name, str, integer, real, op, end } kind = end;
@@ -13,7 +13,7 @@ struct Tok {
 };
 
 /// Tokenizes `s` (names, string/integer/float literals, operators), ending with Tok::end.
-/// Throws ServerError naming `line` on a character no expression may hold.
+/// Throws TemplateError naming `line` on a character no expression may hold.
 std::vector<Tok> lex_expr(const std::string& s, int line);
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

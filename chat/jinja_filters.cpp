@@ -1,9 +1,9 @@
-#include "server/jinja_filters.hpp"
+#include "chat/jinja_filters.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 V apply_filter(const std::string& f, const V& v, const FilterArg& arg, int line) {
   if (f == "safe") return v;
@@ -126,4 +126,4 @@ V apply_filter(const std::string& f, const V& v, const FilterArg& arg, int line)
   fail(line, "unsupported filter '|" + f + "'");
 }
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

@@ -21,7 +21,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace atlas::server {
+#include "chat/error.hpp"
+
+namespace atlas::chat {
 
 /// Template values: insertion-ordered JSON, so tojson prints keys in the order the client sent
 /// them (as Python's json.dumps does for the dicts transformers renders).
@@ -29,14 +31,14 @@ using TemplateValue = nlohmann::ordered_json;
 
 class ChatTemplate {
  public:
-  /// Parses `source`. Throws ServerError "chat template line L: <what> (<excerpt>)".
+  /// Parses `source`. Throws TemplateError "chat template line L: <what> (<excerpt>)".
   explicit ChatTemplate(std::string source);
   ~ChatTemplate();
   ChatTemplate(ChatTemplate&&) noexcept;
   ChatTemplate& operator=(ChatTemplate&&) noexcept;
 
   /// Renders with `context` (an object: messages, tools, add_generation_prompt, bos_token, ...).
-  /// Throws ServerError for a raise_exception() call or a type error, naming the line; the
+  /// Throws TemplateError for a raise_exception() call or a type error, naming the line; the
   /// server answers those with 400.
   std::string render(const TemplateValue& context) const;
   const std::string& source() const { return source_; }
@@ -57,4 +59,4 @@ const std::string& fallback_chat_template();
 /// indent, insertion order of keys. indent < 0 means none.
 std::string python_json_dumps(const TemplateValue& v, int indent = -1);
 
-}  // namespace atlas::server
+}  // namespace atlas::chat

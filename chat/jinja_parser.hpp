@@ -3,13 +3,13 @@
 #include <string>
 #include <vector>
 
-#include "server/jinja_ast.hpp"
+#include "chat/jinja_ast.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 /// Parses a whole template. As jinja2 by default (keep_trailing_newline=False), one trailing
-/// newline of the source is dropped. Throws ServerError "chat template line L: ..." naming an
+/// newline of the source is dropped. Throws TemplateError "chat template line L: ..." naming an
 /// unsupported construct or a syntax error.
 std::vector<Node> parse_template(std::string source);
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

@@ -1,12 +1,12 @@
-#include "server/jinja_parser.hpp"
+#include "chat/jinja_parser.hpp"
 
 #include <algorithm>
 #include <string>
 
-#include "server/jinja_lexer.hpp"
-#include "server/jinja_segments.hpp"
+#include "chat/jinja_lexer.hpp"
+#include "chat/jinja_segments.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 namespace {
 
@@ -496,4 +496,4 @@ std::vector<Node> parse_template(std::string source) {
   return StmtParser(split_template(source)).parse_all();
 }
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

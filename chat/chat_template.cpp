@@ -1,14 +1,14 @@
 // The public face of the chat-template renderer; the Jinja subset itself lives in jinja_*:
 // segments (tags and whitespace control) -> lexer -> parser (AST) -> evaluator, with values and
 // filters in their own files.
-#include "server/chat_template.hpp"
+#include "chat/chat_template.hpp"
 
-#include "server/error.hpp"
-#include "server/jinja_evaluator.hpp"
-#include "server/jinja_parser.hpp"
-#include "server/jinja_value.hpp"
+#include "chat/error.hpp"
+#include "chat/jinja_evaluator.hpp"
+#include "chat/jinja_parser.hpp"
+#include "chat/jinja_value.hpp"
 
-namespace atlas::server {
+namespace atlas::chat {
 
 struct ChatTemplate::Impl {
   std::vector<jinja::Node> nodes;
@@ -25,7 +25,7 @@ std::string ChatTemplate::render(const TemplateValue& context) const {
   try {
     return jinja::render_nodes(impl_->nodes, context);
   } catch (const jinja::RaiseException& e) {
-    throw ServerError("chat template raised an exception: " + e.message);
+    throw TemplateError("chat template raised an exception: " + e.message);
   }
 }
 
@@ -62,4 +62,4 @@ const std::string& fallback_chat_template() {
   return t;
 }
 
-}  // namespace atlas::server
+}  // namespace atlas::chat

@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "server/jinja_value.hpp"
+#include "chat/jinja_value.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 struct Expr;
 using ExprP = std::unique_ptr<Expr>;
@@ -42,4 +42,4 @@ struct Node {
   std::vector<Node> body;                                     // for
 };
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

@@ -5,16 +5,16 @@
 #include <functional>
 #include <string>
 
-#include "server/jinja_value.hpp"
+#include "chat/jinja_value.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 /// A filter's argument by keyword `name`, else by position `pos` (0 = the first after the
 /// value), else `dflt`; evaluated only when asked for.
 using FilterArg = std::function<V(const std::string& name, std::size_t pos, V dflt)>;
 
-/// Applies filter `name` to `v`. Throws ServerError naming `line` for an unsupported filter
+/// Applies filter `name` to `v`. Throws TemplateError naming `line` for an unsupported filter
 /// or a value it cannot take (length of a number).
 V apply_filter(const std::string& name, const V& v, const FilterArg& arg, int line);
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

@@ -1,18 +1,15 @@
-#if ATLAS_HAVE_HTTPLIB  // atlas_server exists only where cpp-httplib is found
 #include <doctest/doctest.h>
 
+#include "chat/chat_template.hpp"
 #include "common/atomic_file.hpp"
-#include "server/chat_template.hpp"
-#include "server/error.hpp"
-#include "server/generator.hpp"
 #include "tests/test_data.hpp"
 
-using atlas::server::ChatTemplate;
-using atlas::server::ServerError;
-using atlas::server::TemplateValue;
+using atlas::chat::ChatTemplate;
+using atlas::chat::TemplateError;
+using atlas::chat::TemplateValue;
 
 namespace {
-std::filesystem::path template_dir() { return atlas::test::source_dir() / "tests/server/templates"; }
+std::filesystem::path template_dir() { return atlas::test::source_dir() / "tests/chat/templates"; }
 std::string render(const std::string& src, const TemplateValue& ctx) { return ChatTemplate(src).render(ctx); }
 }  // namespace
 
@@ -50,18 +47,18 @@ TEST_CASE("chat template: set inside a loop does not leak; namespace attributes 
 
 TEST_CASE("chat template: errors name the line and the construct") {
   CHECK_THROWS_WITH_AS(ChatTemplate("ok\n{% macro f() %}{% endmacro %}"), "chat template line 2: unsupported statement '{% macro %}'",
-                       ServerError);
-  CHECK_THROWS_WITH_AS(ChatTemplate("{% if x %}never closed"), "chat template line 1: 'if' without 'endif'", ServerError);
-  CHECK_THROWS_WITH_AS(ChatTemplate("{{ x"), "chat template line 1: unclosed '{{'", ServerError);
-  CHECK_THROWS_WITH_AS(ChatTemplate("{{ 'abc }}"), "chat template line 1: unclosed '{{'", ServerError);
+                       TemplateError);
+  CHECK_THROWS_WITH_AS(ChatTemplate("{% if x %}never closed"), "chat template line 1: 'if' without 'endif'", TemplateError);
+  CHECK_THROWS_WITH_AS(ChatTemplate("{{ x"), "chat template line 1: unclosed '{{'", TemplateError);
+  CHECK_THROWS_WITH_AS(ChatTemplate("{{ 'abc }}"), "chat template line 1: unclosed '{{'", TemplateError);
   CHECK_THROWS_WITH_AS(ChatTemplate("\n\n{{ x | nosuchfilter }}").render({{"x", 1}}),
-                       "chat template line 3: unsupported filter '|nosuchfilter'", ServerError);
+                       "chat template line 3: unsupported filter '|nosuchfilter'", TemplateError);
   CHECK_THROWS_WITH_AS(ChatTemplate("{{ raise_exception('Only user and assistant roles') }}").render(TemplateValue::object()),
-                       "chat template raised an exception: Only user and assistant roles", ServerError);
-  CHECK_THROWS_AS(ChatTemplate("{{ 1 + 'a' }}").render(TemplateValue::object()), ServerError);
-  CHECK_THROWS_AS(ChatTemplate("{{ 1 / 0 }}").render(TemplateValue::object()), ServerError);
+                       "chat template raised an exception: Only user and assistant roles", TemplateError);
+  CHECK_THROWS_AS(ChatTemplate("{{ 1 + 'a' }}").render(TemplateValue::object()), TemplateError);
+  CHECK_THROWS_AS(ChatTemplate("{{ 1 / 0 }}").render(TemplateValue::object()), TemplateError);
   // Found by fuzz_jinja: an integer literal beyond 64 bits escaped as std::out_of_range.
-  CHECK_THROWS_WITH_AS(ChatTemplate("\n{{ 99999999999999999999 }}"), "chat template line 2: number literal 99999999999999999999 is out of range", ServerError);
+  CHECK_THROWS_WITH_AS(ChatTemplate("\n{{ 99999999999999999999 }}"), "chat template line 2: number literal 99999999999999999999 is out of range", TemplateError);
 }
 
 TEST_CASE("chat template: nesting past 256 levels is an error, not a stack overflow (fuzz_jinja)") {
@@ -74,33 +71,33 @@ TEST_CASE("chat template: nesting past 256 levels is an error, not a stack overf
   // Recursion: 256 nested parentheses render; 20,000 (the fuzzer's shape) fail with the line.
   CHECK(render("{{ " + repeat("(", 200) + "1" + repeat(")", 200) + " }}", none) == "1");
   CHECK_THROWS_WITH_AS(ChatTemplate("{{ " + repeat("(", 20'000) + "1" + repeat(")", 20'000) + " }}"),
-                       "chat template line 1: expression nested deeper than 256 levels", ServerError);
+                       "chat template line 1: expression nested deeper than 256 levels", TemplateError);
   CHECK_THROWS_WITH_AS(ChatTemplate("{{ " + repeat("not ", 20'000) + "1 }}"),
-                       "chat template line 1: expression nested deeper than 256 levels", ServerError);
+                       "chat template line 1: expression nested deeper than 256 levels", TemplateError);
   CHECK_THROWS_WITH_AS(ChatTemplate("{{ " + repeat("-", 20'000) + "1 }}"),
-                       "chat template line 1: expression nested deeper than 256 levels", ServerError);
+                       "chat template line 1: expression nested deeper than 256 levels", TemplateError);
   // Chains a loop builds: as deep as recursion for the evaluator and the destructors.
   CHECK(render("{{ 1" + repeat(" + 1", 255) + " }}", none) == "256");
   CHECK_THROWS_WITH_AS(ChatTemplate("{{ 1" + repeat(" + 1", 100'000) + " }}"),
-                       "chat template line 1: expression nested deeper than 256 levels", ServerError);
-  CHECK_THROWS_AS(ChatTemplate("{{ x" + repeat(".a", 100'000) + " }}"), ServerError);
-  CHECK_THROWS_AS(ChatTemplate("{{ x" + repeat("|string", 100'000) + " }}"), ServerError);
+                       "chat template line 1: expression nested deeper than 256 levels", TemplateError);
+  CHECK_THROWS_AS(ChatTemplate("{{ x" + repeat(".a", 100'000) + " }}"), TemplateError);
+  CHECK_THROWS_AS(ChatTemplate("{{ x" + repeat("|string", 100'000) + " }}"), TemplateError);
   // Statement blocks.
   CHECK(render(repeat("{% if true %}", 100) + "y" + repeat("{% endif %}", 100), none) == "y");
   CHECK_THROWS_WITH_AS(ChatTemplate(repeat("{% if true %}", 20'000) + repeat("{% endif %}", 20'000)),
-                       "chat template line 1: statement blocks nested deeper than 256 levels", ServerError);
+                       "chat template line 1: statement blocks nested deeper than 256 levels", TemplateError);
 }
 
 TEST_CASE("chat template: integer overflow is an error naming the operands, never undefined behaviour") {
   const TemplateValue none = TemplateValue::object();
   CHECK_THROWS_WITH_AS(render("{{ 9223372036854775807 * 2 }}", none),
-                       "chat template line 1: integer overflow: 9223372036854775807 * 2 does not fit 64 bits", ServerError);
-  CHECK_THROWS_AS(render("{{ 9223372036854775807 + 1 }}", none), ServerError);
-  CHECK_THROWS_AS(render("{{ -9223372036854775807 - 2 }}", none), ServerError);
-  CHECK_THROWS_AS(render("{{ -(-9223372036854775807 - 1) }}", none), ServerError);
-  CHECK_THROWS_AS(render("{{ (-9223372036854775807 - 1) // -1 }}", none), ServerError);
-  CHECK_THROWS_AS(render("{{ 1e300 | int }}", none), ServerError);
-  CHECK_THROWS_AS(render("{{ range(1e300) }}", none), ServerError);
+                       "chat template line 1: integer overflow: 9223372036854775807 * 2 does not fit 64 bits", TemplateError);
+  CHECK_THROWS_AS(render("{{ 9223372036854775807 + 1 }}", none), TemplateError);
+  CHECK_THROWS_AS(render("{{ -9223372036854775807 - 2 }}", none), TemplateError);
+  CHECK_THROWS_AS(render("{{ -(-9223372036854775807 - 1) }}", none), TemplateError);
+  CHECK_THROWS_AS(render("{{ (-9223372036854775807 - 1) // -1 }}", none), TemplateError);
+  CHECK_THROWS_AS(render("{{ 1e300 | int }}", none), TemplateError);
+  CHECK_THROWS_AS(render("{{ range(1e300) }}", none), TemplateError);
   // Python's values where they fit: floor division and modulo take the divisor's sign.
   CHECK(render("{{ (-9223372036854775807 - 1) % -1 }}", none) == "0");
   CHECK(render("{{ -7 // 2 }} {{ -7 % 2 }} {{ 7 // -2 }} {{ 7 % -2 }} {{ 9223372036854775807 // 1 }}", none) ==
@@ -137,26 +134,26 @@ TEST_CASE("chat template: a render that would hang or exhaust memory stops with 
   const TemplateValue none = TemplateValue::object();
   CHECK_THROWS_WITH_AS(render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", none),
                        "chat template line 1: template rendering exceeded 2000000 steps (a loop that never ends in practice?)",
-                       ServerError);
+                       TemplateError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", none),
-                       "chat template line 1: a string longer than 16777216 bytes", ServerError);
+                       "chat template line 1: a string longer than 16777216 bytes", TemplateError);
   CHECK_THROWS_WITH_AS(render("{% for i in range(17000) %}" + std::string(1000, 'x') + "{% endfor %}", none),
-                       "chat template line 1: rendered text longer than 16777216 bytes", ServerError);
+                       "chat template line 1: rendered text longer than 16777216 bytes", TemplateError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}", none),
-                       "chat template line 1: a list has more than 262144 elements", ServerError);
+                       "chat template line 1: a list has more than 262144 elements", TemplateError);
   // Review of the same code: `a + a` doubled below the top level (one 1 MiB string per item), and
   // a loop that only reads a big nested value copied it once per reference for one unit each.
   const TemplateValue big = {{"s", std::string(1 << 20, 'x')}};
   std::string doubling = "{% set a = [s] %}";
   for (int i = 0; i < 12; ++i) doubling += "{% set a = a + a %}";
   CHECK_THROWS_WITH_AS(render(doubling + "{{ a | length }}", big),
-                       "chat template line 1: a list holds more than 16777216 bytes of text", ServerError);
+                       "chat template line 1: a list holds more than 16777216 bytes of text", TemplateError);
   TemplateValue nested = TemplateValue::object();
   nested["big"] = TemplateValue::array();
   for (int i = 0; i < 4; ++i) nested["big"].push_back(TemplateValue(std::vector<int>(60000, 0)));
   CHECK_THROWS_WITH_AS(render("{% for i in range(100000) %}{{ big | length }}{% endfor %}", nested),
                        "chat template line 1: template rendering exceeded 2000000 steps (a loop that never ends in practice?)",
-                       ServerError);
+                       TemplateError);
 }
 
 // Replayed public reports (docs/fuzzing.md, "Replay of public bug reports"): growth below the top
@@ -165,33 +162,33 @@ TEST_CASE("chat template: values that double or nest below their top level, and 
   const TemplateValue none = TemplateValue::object();
   // [a, a] has two items at every step but 2^64 elements after 64 (ran out of memory).
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=[1]) %}{% for i in range(64) %}{% set ns.a = [ns.a, ns.a] %}{% endfor %}", none),
-                       "chat template line 1: a list has more than 262144 elements", ServerError);
+                       "chat template line 1: a list has more than 262144 elements", TemplateError);
   // a = [a] 100,000 times: printing recursed once per level (hung copying, then overflowed the stack).
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = [ns.a] %}{% endfor %}{{ ns.a }}", none),
-                       "chat template line 1: a list nests deeper than 512 levels", ServerError);
+                       "chat template line 1: a list nests deeper than 512 levels", TemplateError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = {'k': ns.a} %}{% endfor %}", none),
-                       "chat template line 1: a dict nests deeper than 512 levels", ServerError);
+                       "chat template line 1: a dict nests deeper than 512 levels", TemplateError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(a=1) %}{% for i in range(100000) %}{% set ns.a = namespace(b=ns.a) %}{% endfor %}", none),
-                       "chat template line 1: a namespace nests deeper than 512 levels", ServerError);
+                       "chat template line 1: a namespace nests deeper than 512 levels", TemplateError);
   // indent x depth spaces per line (ran out of memory).
   CHECK_THROWS_WITH_AS(render("{{ [[1]] | tojson(indent=2000000000) }}", none), "chat template line 1: tojson indent 2000000000 is too large (at most 1024)",
-                       ServerError);
+                       TemplateError);
   // Results judged before they are built: 4,000 'a's each replaced by 16 KiB is 64 MiB.
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(s='a', t='b') %}{% for i in range(12) %}{% set ns.s = ns.s ~ ns.s %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}"
                               "{% for i in range(2) %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}{{ ns.s.replace('a', ns.t) }}",
                               none),
-                       "chat template line 1: replace() would build more than 16777216 bytes", ServerError);
+                       "chat template line 1: replace() would build more than 16777216 bytes", TemplateError);
   CHECK_THROWS_WITH_AS(render("{% set ns = namespace(t='b') %}{% for i in range(20) %}{% set ns.t = ns.t ~ ns.t %}{% endfor %}"
                               "{{ range(100) | join(ns.t) }}",  // a 1 MiB separator 99 times
                               none),
-                       "chat template line 1: join() builds more than 16777216 bytes", ServerError);
+                       "chat template line 1: join() builds more than 16777216 bytes", TemplateError);
   // Ordinary use is unaffected.
   CHECK(render("{{ [[1, {'a': [2]}]] | tojson(indent=2) }}{{ 'abc'.replace('b', 'xyz') }}{{ ['a', 'b'] | join('-') }}", none) ==
         "[\n  [\n    1,\n    {\n      \"a\": [\n        2\n      ]\n    }\n  ]\n]axyzca-b");
 }
 
 TEST_CASE("chat template: the fallback template renders turns, tools and tool calls") {
-  const ChatTemplate t(atlas::server::fallback_chat_template());
+  const ChatTemplate t(atlas::chat::fallback_chat_template());
   TemplateValue ctx = TemplateValue::parse(R"({
     "add_generation_prompt": true,
     "tools": [{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}],
@@ -219,20 +216,6 @@ TEST_CASE("chat template: the fallback template renders turns, tools and tool ca
 
 TEST_CASE("python_json_dumps: json.dumps separators and key order") {
   const auto v = TemplateValue::parse(R"({"z": [1, 2.5, "é\n"], "a": {}, "m": [], "n": null, "t": true})");
-  CHECK(atlas::server::python_json_dumps(v) == R"({"z": [1, 2.5, "é\n"], "a": {}, "m": [], "n": null, "t": true})");
-  CHECK(atlas::server::python_json_dumps(TemplateValue::parse(R"({"a": [1]})"), 2) == "{\n  \"a\": [\n    1\n  ]\n}");
-}
-
-#endif
-
-TEST_CASE("model_chat_template: a template list entry whose name is not a string is skipped") {
-  // tokenizer_config.json's chat_template may be a list of {name, template}; a numeric name made
-  // json::value() throw nlohmann's type_error at atlas-serve's start (found reviewing value()
-  // calls after fuzz_tokenizer_json's type_error finding).
-  const auto dir = atlas::test::scratch_dir("chat-template-list");
-  atlas::write_file_atomic(dir / "tokenizer_config.json",
-                           R"({"chat_template": [{"name": 5, "template": "no"}, {"name": "default", "template": "T"}]})");
-  atlas::engine::Model m;
-  m.source.path = dir;
-  CHECK(atlas::server::model_chat_template(m) == "T");
+  CHECK(atlas::chat::python_json_dumps(v) == R"({"z": [1, 2.5, "é\n"], "a": {}, "m": [], "n": null, "t": true})");
+  CHECK(atlas::chat::python_json_dumps(TemplateValue::parse(R"({"a": [1]})"), 2) == "{\n  \"a\": [\n    1\n  ]\n}");
 }

@@ -1,10 +1,10 @@
-#include "server/jinja_segments.hpp"
+#include "chat/jinja_segments.hpp"
 
 #include <algorithm>
 
-#include "server/jinja_value.hpp"
+#include "chat/jinja_value.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 namespace {
 int count_lines(const std::string& s, std::size_t from, std::size_t to) {
@@ -112,4 +112,4 @@ std::vector<Segment> split_template(const std::string& src) {
   return segs;
 }
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

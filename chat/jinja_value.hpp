@@ -6,16 +6,16 @@
 #include <cstddef>
 #include <string>
 
-#include "server/chat_template.hpp"
+#include "chat/chat_template.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 using V = TemplateValue;
 
 inline V undefined() { return V(V::value_t::discarded); }
 inline bool is_undef(const V& v) { return v.is_discarded(); }
 
-/// Throws ServerError "chat template line <line>: <what>": every parse and render error.
+/// Throws TemplateError "chat template line <line>: <what>": every parse and render error.
 [[noreturn]] void fail(int line, const std::string& what);
 
 /// Python's truth value (undefined and none are false; empty strings and containers too).
@@ -31,7 +31,7 @@ std::size_t utf8_length(const std::string& s);
 /// Python's str.strip/lstrip/rstrip(chars).
 std::string strip_chars(const std::string& s, const std::string& chars, bool left, bool right);
 /// Python's str.replace(from, to): every occurrence; an empty `from` changes nothing. Throws
-/// ServerError when the result would exceed kMaxValueText (checked before building it).
+/// TemplateError when the result would exceed kMaxValueText (checked before building it).
 std::string replace_all(const std::string& s, const std::string& from, const std::string& to);
 
 /// Python int arithmetic on 64-bit ints: jinja2's ints are unbounded, ours are not, so a result
@@ -63,4 +63,4 @@ std::size_t deep_elements(const V& v, std::size_t cap);
 /// The characters Python's str.strip() removes by default (ASCII whitespace).
 inline const std::string kWs = " \t\n\r\f\v";
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

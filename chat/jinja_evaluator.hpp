@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "server/jinja_ast.hpp"
+#include "chat/jinja_ast.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 /// Thrown by the template's raise_exception(message) call.
 struct RaiseException {
@@ -14,8 +14,8 @@ struct RaiseException {
 };
 
 /// The text `nodes` render to with the variables of `context` (an object; anything else is an
-/// empty context). Throws RaiseException for raise_exception(), ServerError naming the line
+/// empty context). Throws RaiseException for raise_exception(), TemplateError naming the line
 /// for a type error (a comparison of a string with a number, a call of an unknown function).
 std::string render_nodes(const std::vector<Node>& nodes, const V& context);
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

@@ -1,11 +1,11 @@
-#include "server/jinja_lexer.hpp"
+#include "chat/jinja_lexer.hpp"
 
 #include <cctype>
 #include <stdexcept>
 
-#include "server/jinja_value.hpp"
+#include "chat/jinja_value.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 std::vector<Tok> lex_expr(const std::string& s, int line) {
   std::vector<Tok> out;
@@ -98,4 +98,4 @@ std::vector<Tok> lex_expr(const std::string& s, int line) {
   return out;
 }
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 struct Segment {
   enum Kind { text, expr, stmt, comment } kind = text;
@@ -16,7 +16,7 @@ struct Segment {
   bool keep_left = false;    // {%+ (disables lstrip_blocks)
 };
 
-/// Splits `src`; throws ServerError (fail()) on an unterminated tag.
+/// Splits `src`; throws TemplateError (fail()) on an unterminated tag.
 std::vector<Segment> split_template(const std::string& src);
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

@@ -1,16 +1,16 @@
-#include "server/jinja_value.hpp"
+#include "chat/jinja_value.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <utility>
 #include <vector>
 
-#include "server/error.hpp"
+#include "chat/error.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 [[noreturn]] void fail(int line, const std::string& what) {
-  throw ServerError("chat template line " + std::to_string(line) + ": " + what);
+  throw TemplateError("chat template line " + std::to_string(line) + ": " + what);
 }
 
 long long int_op(char op, long long a, long long b, int line) {
@@ -91,7 +91,7 @@ std::size_t deep_elements(const V& v, std::size_t cap) {
 }
 
 void dump_python_json(const V& v, int indent, int depth, std::string& out) {
-  if (out.size() > kMaxValueText) throw ServerError("chat template: tojson text longer than " + std::to_string(kMaxValueText) + " bytes");
+  if (out.size() > kMaxValueText) throw TemplateError("chat template: tojson text longer than " + std::to_string(kMaxValueText) + " bytes");
   if (v.is_object() || v.is_array()) {
     const bool obj = v.is_object();
     out += obj ? '{' : '[';
@@ -184,7 +184,7 @@ std::string replace_all(const std::string& s, const std::string& from, const std
     std::size_t hits = 0;
     for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + from.size())) ++hits;
     if (hits > 0 && (to.size() - from.size()) > (kMaxValueText - std::min(s.size(), kMaxValueText)) / hits)
-      throw ServerError("chat template: replace() would build more than " + std::to_string(kMaxValueText) + " bytes");
+      throw TemplateError("chat template: replace() would build more than " + std::to_string(kMaxValueText) + " bytes");
   }
   std::string out;
   std::size_t pos = 0;
@@ -194,4 +194,4 @@ std::string replace_all(const std::string& s, const std::string& from, const std
   return out + s.substr(pos);
 }
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja

@@ -1,14 +1,14 @@
-#include "server/jinja_evaluator.hpp"
+#include "chat/jinja_evaluator.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string_view>
 
-#include "server/error.hpp"
-#include "server/jinja_filters.hpp"
+#include "chat/error.hpp"
+#include "chat/jinja_filters.hpp"
 
-namespace atlas::server::jinja {
+namespace atlas::chat::jinja {
 
 namespace {
 
@@ -423,7 +423,7 @@ class Evaluator {
   static V at_line(int line, F&& f) {
     try {
       return f();
-    } catch (const ServerError& err) {
+    } catch (const TemplateError& err) {
       constexpr std::string_view kBare = "chat template: ";
       const std::string_view what = err.what();
       if (what.substr(0, kBare.size()) == kBare) fail(line, std::string(what.substr(kBare.size())));
@@ -531,4 +531,4 @@ std::string render_nodes(const std::vector<Node>& nodes, const V& context) {
   return out;
 }
 
-}  // namespace atlas::server::jinja
+}  // namespace atlas::chat::jinja
