@@ -1,6 +1,7 @@
 // The decode-anatomy suite on the CUDA backend with a hybrid MoE model: the investigation's three
 // columns (graph / eager / eager with MoE routing on the host), the host-routing copies and syncs
 // charged to the router's stage, the latency series, a depth, and the roofline in the record.
+#ifdef ATLAS_HAVE_CUDA  // a CPU build has no CUDA decoder (cuda_decoder.hpp needs cuBLAS)
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -101,3 +102,4 @@ TEST_CASE("decode-anatomy on CUDA, qwen3-next-tiny: three columns, host-routing 
   INFO(notes);
   CHECK(notes.find("differs") == std::string::npos);
 }
+#endif

@@ -109,7 +109,7 @@ TEST_CASE("record diff: added, removed, incomparable, sorted rows, counts") {
   CHECK(diff.metrics[3].change == Change::incomparable);
   CHECK(diff.count(Change::added) == 2);
   CHECK(diff.a.label == "a.json");
-  CHECK_THROWS_AS(atlas::records::diff_records(a, b, {.alpha = 0.0}), atlas::records::RecordError);
+  CHECK_THROWS_AS(atlas::records::diff_records(a, b, {.alpha = 0.0, .judge = {}, .rule_text = {}}), atlas::records::RecordError);
 }
 
 TEST_CASE("diff printers: text, md, json") {
