@@ -23,7 +23,7 @@ nlohmann::json timed_record(int n, double noise, unsigned seed) {
   nlohmann::json rounds = nlohmann::json::array();
   for (int i = 0; i < n; ++i) {
     const double b = 25 * (1 + noise * z(rng)), h = 25 * (1 + noise * z(rng));
-    rounds.push_back({{"values", {{"decode-anatomy/us_per_token", {{"base", b}, {"head", h}}}}},
+    rounds.push_back({{"values", {{"decode-anatomy/us_per_token_less_runqueue", {{"base", b}, {"head", h}}}}},
                       {"base_wall_s", 0.8},
                       {"head_wall_s", 0.8},
                       {"base_wait_share", 0.01},
@@ -35,32 +35,32 @@ nlohmann::json timed_record(int n, double noise, unsigned seed) {
 }  // namespace
 
 TEST_CASE("recorded_rounds: both sides' values, walls and waits per round; a record without timed rounds is named") {
-  const auto r = recorded_rounds(timed_record(8, 0.02, 3), "decode-anatomy/us_per_token", "r.json");
+  const auto r = recorded_rounds(timed_record(8, 0.02, 3), "decode-anatomy/us_per_token_less_runqueue", "r.json");
   REQUIRE(r.size() == 8);
   CHECK(r[0].head_wait_share == doctest::Approx(0.4));
   CHECK(r[1].head_wait_share == doctest::Approx(0.01));
   CHECK(r[0].base_wall_s == doctest::Approx(0.8));
   CHECK(recorded_rounds(timed_record(8, 0.02, 3), "ttft/other", "r.json").empty());
-  CHECK_THROWS_WITH_AS(recorded_rounds(nlohmann::json::object(), "decode-anatomy/us_per_token", "r.json"),
+  CHECK_THROWS_WITH_AS(recorded_rounds(nlohmann::json::object(), "decode-anatomy/us_per_token_less_runqueue", "r.json"),
                        doctest::Contains("r.json: no verdicts.timed.outcome.rounds"), GateError);
 }
 
 TEST_CASE("resample_gate: the committed rule on resampled rounds: A/A rarely exit 1, a planted 5% caught, deterministic") {
   const auto cfg = load_gate_config(std::filesystem::path(ATLAS_SOURCE_DIR) / "gates" / "config" / "pr.json");
-  const auto pool = recorded_rounds(timed_record(200, 0.02, 7), "decode-anatomy/us_per_token", "r.json");
-  const auto aa = resample_gate(pool, cfg.timed, "decode-anatomy/us_per_token", 0.0, 300);
+  const auto pool = recorded_rounds(timed_record(200, 0.02, 7), "decode-anatomy/us_per_token_less_runqueue", "r.json");
+  const auto aa = resample_gate(pool, cfg.timed, "decode-anatomy/us_per_token_less_runqueue", 0.0, 300);
   INFO("A/A: exit1 " << aa.regression << " exit2 " << aa.inconclusive << " pass " << aa.pass);
   CHECK(aa.runs == 300);
   CHECK(aa.regression + aa.inconclusive + aa.pass == 300);
   CHECK(aa.regression <= 3);
   CHECK(aa.pass >= 270);
-  const auto planted = resample_gate(pool, cfg.timed, "decode-anatomy/us_per_token", 0.05, 300);
+  const auto planted = resample_gate(pool, cfg.timed, "decode-anatomy/us_per_token_less_runqueue", 0.05, 300);
   INFO("planted: exit1 " << planted.regression << " exit2 " << planted.inconclusive);
   CHECK(planted.regression >= 285);
   CHECK(planted.pass == 0);
-  const auto again = resample_gate(pool, cfg.timed, "decode-anatomy/us_per_token", 0.05, 300);
+  const auto again = resample_gate(pool, cfg.timed, "decode-anatomy/us_per_token_less_runqueue", 0.05, 300);
   CHECK(again.regression == planted.regression);
   CHECK(again.mean_rounds == planted.mean_rounds);
-  CHECK_THROWS_AS(resample_gate({}, cfg.timed, "decode-anatomy/us_per_token", 0.0, 10), GateError);
+  CHECK_THROWS_AS(resample_gate({}, cfg.timed, "decode-anatomy/us_per_token_less_runqueue", 0.0, 10), GateError);
   CHECK_THROWS_AS(resample_gate(pool, cfg.timed, "ttft/nothing", 0.0, 10), GateError);
 }

@@ -22,7 +22,7 @@ namespace {
 
 struct ResampleArgs {
   std::vector<std::string> inputs;
-  std::string gate = "pr", config, metric = "decode-anatomy/us_per_token";
+  std::string gate = "pr", config, metric = "decode-anatomy/us_per_token_less_runqueue";
   int runs = 5000;
   double planted_pct = 5;
 };
