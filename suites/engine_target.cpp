@@ -27,14 +27,15 @@ TargetResponse EngineTarget::generate(const TargetRequest& req) {
   g.reuse_prefix = req.reuse_prefix;
   TargetResponse out;
   try {
-    // The run-queue wait across the request, read at its start, its first token and its end:
-    // what a neighbour's CPU use added to TTFT and to the decode (a few µs per read).
-    const auto wait0 = process_run_queue_wait_ns();
+    // The run-queue wait of this thread (the forward runs in it) across the request, read at
+    // its start, its first token and its end: what a neighbour's CPU use added to TTFT and to
+    // the decode (one small /proc read each).
+    const auto wait0 = thread_run_queue_wait_ns();
     std::optional<std::int64_t> wait_first;
     const engine::GenerateResult r = engine_.session().generate(g, [&](const engine::TokenEvent& ev) {
-      if (ev.index == 0 && wait0) wait_first = process_run_queue_wait_ns();
+      if (ev.index == 0 && wait0) wait_first = thread_run_queue_wait_ns();
     });
-    const auto wait_end = wait0 ? process_run_queue_wait_ns() : std::nullopt;
+    const auto wait_end = wait0 ? thread_run_queue_wait_ns() : std::nullopt;
     if (wait0 && wait_first) out.run_queue_wait_first_ns = *wait_first - *wait0;
     if (wait0 && wait_end) out.run_queue_wait_ns = *wait_end - *wait0;
     out.output_ids = r.output_ids;

@@ -60,7 +60,7 @@ struct TargetResponse {
   std::int64_t t_first_byte_ns = 0;       ///< first response byte (endpoint); = first token in-process
   std::vector<std::int64_t> token_t_ns;   ///< arrival time of each generated token
   std::int64_t t_end_ns = 0;
-  /// In process: the run-queue wait of this process's threads (suites/run_queue_wait.hpp) from
+  /// In process: the run-queue wait of the thread that ran the request (suites/run_queue_wait.hpp) from
   /// t_request_ns to the first token and to the last, ns; nothing over HTTP or without schedstat.
   std::optional<std::int64_t> run_queue_wait_first_ns, run_queue_wait_ns;
 };

@@ -300,7 +300,7 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
           // What a neighbour's CPU use stretched the run by is taken out: the paired timing
           // judgement compares processes that waited unequally (docs/gates.md, load).
           metric(r, p + "us_per_token_less_runqueue", "us", Better::lower, MetricKind::timed,
-                 "decode wall time per generated token less the run-queue wait of the process's threads "
+                 "decode wall time per generated token less the run-queue wait of the thread that ran it "
                  "during the request (sleeps and device waits stay in), counters off" + in_mode)
               .samples.push_back(std::max(0.0, plain.wall_ns - *plain.wait_ns) / cfg.decode_tokens / 1e3);
         }

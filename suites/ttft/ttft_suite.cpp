@@ -171,8 +171,8 @@ records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options)
         if (cold.run_queue_wait_first_ns) {
           // TTFT less what a neighbour's CPU use added to it (docs/gates.md, load).
           metric(r, "ttft_ms_less_runqueue/cold/" + len_key(len), "ms", Better::lower, MetricKind::timed,
-                 "time to first token with no cached prefix, less the run-queue wait of the process's threads "
-                 "until it")
+                 "time to first token with no cached prefix, less the run-queue wait of the thread that ran "
+                 "it until then")
               .samples.push_back(std::max(0.0, cl.ttft_ms - static_cast<double>(*cold.run_queue_wait_first_ns) / 1e6));
         }
         metric(r, "prefill_tok_s/cold/" + len_key(len), "tok/s", Better::higher, MetricKind::timed,
