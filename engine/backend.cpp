@@ -1,7 +1,9 @@
 #include "engine/backend.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "common/env_flag.hpp"
 #include "engine/backend_module.hpp"
@@ -30,6 +32,10 @@ std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& 
     throw EngineError("backend option inject_decode_delay_us = " + std::to_string(opts.inject_decode_delay_us) +
                       " is invalid (must be >= 0)");
   }
+  if (!(opts.inject_prefill_delay_us >= 0)) {
+    throw EngineError("backend option inject_prefill_delay_us = " + std::to_string(opts.inject_prefill_delay_us) +
+                      " is invalid (must be >= 0)");
+  }
   if (opts.inject_decode_work < 0) {
     throw EngineError("backend option inject_decode_work = " + std::to_string(opts.inject_decode_work) +
                       " is invalid (must be >= 0)");
@@ -44,7 +50,28 @@ std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& 
   }
   b->set_inject_decode_delay_us(opts.inject_decode_delay_us);
   b->set_inject_decode_work(opts.inject_decode_work);
+  b->set_inject_prefill_delay_us(opts.inject_prefill_delay_us);
   return b;
+}
+
+int Backend::forward_sample_logprobs(std::span<const int>, int, Sampler&, int, TokenLogprobs&) {
+  throw UnsupportedFeatureError(std::string(name()), "logprobs");
+}
+
+int Backend::sample_with_logprobs(std::span<const float> logits, Sampler& sampler, int top_n, TokenLogprobs& out) {
+  const int id = sampler.sample(logits);
+  out = raw_logprobs(logits, id, top_n);
+  return id;
+}
+
+void Backend::prefill_chunk_done(int chunk_tokens, bool more) {
+  if (!in_prefill_) return;
+  if (prefill_delay_us_ > 0 && chunk_tokens > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(prefill_delay_us_ * chunk_tokens));
+  }
+  if (more && prefill_cancelled_ && prefill_cancelled_()) {
+    throw GenerationCancelled("prefill cancelled at a chunk boundary (the caller asked: client gone or drain timeout)");
+  }
 }
 
 BackendOptions backend_options_from_env(BackendOptions base) {

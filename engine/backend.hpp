@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "engine/model.hpp"
 #include "engine/decode_delay.hpp"
+#include "engine/logprobs.hpp"
 #include "engine/sampler.hpp"
 #include "engine/stage.hpp"
 
@@ -36,6 +38,10 @@ struct BackendOptions {
   /// decoded token (12 instructions each with GCC 12 -O3), so a planted *extra-work* commit can
   /// prove the instruction-count gate catches it on any box. 0 = off.
   int inject_decode_work = 0;
+  /// Test hook: microseconds slept per prompt token at each prefill chunk boundary of a backend
+  /// that reports its chunks (Backend::prefill_chunk_done; the CPU backend), so a test can hold
+  /// a prefill long enough to leave during it on a tiny model. 0 = off.
+  double inject_prefill_delay_us = 0;
 };
 
 class Backend {
@@ -52,6 +58,16 @@ class Backend {
   virtual int forward_sample(std::span<const int> tokens, int pos, Sampler& sampler) {
     return sampler.sample(forward(tokens, pos));
   }
+  /// Whether forward_sample_logprobs() is implemented. The server asks before it admits a
+  /// request for logprobs, so a backend without them answers 400, not a wrong answer.
+  virtual bool supports_logprobs() const { return false; }
+  /// forward_sample(), and in `out` the log-probabilities of the raw distribution (engine/
+  /// logprobs.hpp: log-softmax of the logits, before temperature / top-k / top-p) at the chosen
+  /// token and at the `top_n` (0..kMaxTopLogprobs) most likely ones. The default throws
+  /// UnsupportedFeatureError naming the backend. A backend with the logits on the host calls
+  /// sample_with_logprobs(); a device sampler computes the log-sum-exp and the top-n beside its
+  /// argmax and copies them back with the chosen id (one copy per token).
+  virtual int forward_sample_logprobs(std::span<const int> tokens, int pos, Sampler& sampler, int top_n, TokenLogprobs& out);
   virtual StageTimer& stage_timer() { return timer_; }
   virtual std::vector<GraphVeto> decode_graph_vetoes() const { return {}; }
 
@@ -79,10 +95,38 @@ class Backend {
   int inject_decode_work() const { return inject_decode_work_; }
   void set_inject_decode_work(int iterations) { inject_decode_work_ = iterations < 0 ? 0 : iterations; }
 
+  /// Session brackets each request's prefill with these: in between, prefill_chunk_done() asks
+  /// `cancelled` (may be empty) between chunks and sleeps the prefill delay hook. A long prompt
+  /// of a client that left then stops at the next chunk boundary instead of running to its end.
+  void begin_prefill(std::function<bool()> cancelled) {
+    prefill_cancelled_ = std::move(cancelled);
+    in_prefill_ = true;
+  }
+  void end_prefill() {
+    prefill_cancelled_ = nullptr;
+    in_prefill_ = false;
+  }
+  /// BackendOptions::inject_prefill_delay_us; make_backend() sets it.
+  void set_inject_prefill_delay_us(double us) { prefill_delay_us_ = us > 0 ? us : 0; }
+
  protected:
+  /// For a backend whose forward() runs a prompt in chunks: call after each chunk of
+  /// `chunk_tokens` tokens, `more` when chunks follow. Inside a prefill (begin_prefill) it sleeps
+  /// the test delay for those tokens and, when `more` and the installed check says so, throws
+  /// GenerationCancelled. A backend that never calls it runs every prefill to its end (the CUDA
+  /// backend's chunked prefill does not yet; Session still checks before and after it).
+  void prefill_chunk_done(int chunk_tokens, bool more);
+  /// forward_sample_logprobs() over logits on the host: samples, then raw_logprobs().
+  int sample_with_logprobs(std::span<const float> logits, Sampler& sampler, int top_n, TokenLogprobs& out);
+
   StageTimer timer_;
   DecodeDelay decode_delay_;
   int inject_decode_work_ = 0;
+
+ private:
+  std::function<bool()> prefill_cancelled_;
+  bool in_prefill_ = false;
+  double prefill_delay_us_ = 0;
 };
 
 /// Creates the named backend ("cpu" or "cuda"); throws EngineError for a backend not built in.

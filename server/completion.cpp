@@ -7,6 +7,7 @@
 #include "engine/error.hpp"
 #include "server/api_error.hpp"
 #include "server/error.hpp"
+#include "server/logprobs_json.hpp"
 #include "server/tool_calls.hpp"
 
 namespace atlas::server {
@@ -125,6 +126,15 @@ PreparedRequest CompletionRunner::prepare(CompletionRequest req) {
   } else {
     p.max_new_tokens = ctx - n;
   }
+  if (req.min_tokens > p.max_new_tokens) {  // max_tokens given: the parser refused this already
+    throw bad_request("'min_tokens' (" + std::to_string(req.min_tokens) + ") exceeds the " + std::to_string(p.max_new_tokens) +
+                          " tokens the context leaves after the prompt (" + std::to_string(n) + " of " + std::to_string(ctx) + ")",
+                      "min_tokens", "context_length_exceeded");
+  }
+  if (req.logprobs && !gen_.supports_logprobs()) {
+    throw bad_request("'logprobs' is not supported by the " + gen_.backend_name() + " backend this server decodes with", "logprobs",
+                      "unsupported_value");
+  }
   const std::uint64_t k = counter_.fetch_add(1);
   p.id = (req.chat ? "chatcmpl-" : "cmpl-") + std::to_string(k);
   p.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -156,10 +166,13 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
                {"model", served_name_}};
   std::vector<int> unsent_ids;  // generated ids not yet listed on a chunk (return_token_ids)
   std::vector<int> all_ids;
+  // Log-probabilities not yet sent, listed on the next chunk as token ids are (text held back
+  // for a stop string or a tool call is sent later; its tokens' logprobs go with it).
+  LogprobsJson logprobs(tok, r.chat, r.return_tokens_as_token_ids);
   auto chunk = [&](json choice) {
     json c = base;
     choice["index"] = 0;
-    choice["logprobs"] = nullptr;
+    choice["logprobs"] = r.logprobs ? logprobs.take() : json(nullptr);
     if (r.return_token_ids) {
       choice["token_ids"] = unsent_ids;
       unsent_ids.clear();
@@ -201,8 +214,11 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
 
   std::string pending;  // text held back while it may begin a stop string
   bool stop_string_hit = false;
+  int generated = 0;
   auto push_text = [&](const std::string& t) {
-    if (r.stop.empty()) {
+    // Stop strings are looked for in the text of the tokens after the first min_tokens (vLLM
+    // checks none before): that text goes out as it comes, nothing held back.
+    if (r.stop.empty() || generated <= r.min_tokens) {
       emit_text(t);
       return;
     }
@@ -224,10 +240,16 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
   g.max_new_tokens = p.max_new_tokens;
   g.sampling = r.sampling;
   if (!r.ignore_eos) g.stop_ids = tok.stop_ids();
+  g.min_new_tokens = r.min_tokens;
   g.reuse_prefix = true;
+  g.logprobs = r.logprobs;
+  g.top_logprobs = r.top_logprobs;
+  // A client that left during a long prefill stops it at the next chunk boundary (the CPU
+  // backend: every 256 tokens, at least milliseconds apart, so each boundary asks).
+  if (client_gone) g.cancelled = client_gone;
 
   engine::StreamDecoder dec(tok, p.prompt_ids.back());
-  int generated = 0;
+  int prev_id = p.prompt_ids.back();
   const int cached_estimate = static_cast<int>(std::min(common_prefix(gen_.cached_tokens(), p.prompt_ids),
                                                         p.prompt_ids.size() - 1));
   engine::GenerateResult result;
@@ -249,12 +271,19 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
         unsent_ids.push_back(ev.id);
         all_ids.push_back(ev.id);
       }
+      if (ev.logprobs) logprobs.add(prev_id, *ev.logprobs);
+      prev_id = ev.id;
       push_text(dec.push(ev.id));
     });
     completed = true;
   } catch (const ClientGone&) {
     return json::object();  // the session's cached prefix stays valid (generator.hpp)
+  } catch (const engine::GenerationCancelled&) {
+    return json::object();  // g.cancelled during the prefill: as a client gone
   } catch (const StopHit&) {
+  } catch (const engine::UnsupportedFeatureError& e) {
+    // prepare() refuses what the generator says it lacks; this is a generator that said yes.
+    throw ApiError{400, "invalid_request_error", e.what(), e.feature(), "unsupported_value"};
   } catch (const engine::EngineError& e) {
     gen_.reset();
     throw ApiError{500, "server_error", std::string("engine error: ") + e.what(), "", "engine_error"};
@@ -320,6 +349,14 @@ json CompletionRunner::run(const PreparedRequest& p, const std::function<bool(co
     resp["choices"] = json::array({{{"index", 0}, {"message", msg}, {"logprobs", nullptr}, {"finish_reason", finish}}});
   } else {
     resp["choices"] = json::array({{{"index", 0}, {"text", content}, {"logprobs", nullptr}, {"finish_reason", finish}}});
+  }
+  if (r.logprobs) {
+    resp["choices"][0]["logprobs"] = logprobs.take();
+    if (resp["choices"][0]["logprobs"].is_null()) {  // no tokens: still the shape asked for
+      resp["choices"][0]["logprobs"] = r.chat ? json{{"content", json::array()}, {"refusal", nullptr}}
+                                              : json{{"tokens", json::array()}, {"token_logprobs", json::array()},
+                                                     {"top_logprobs", json::array()}, {"text_offset", json::array()}};
+    }
   }
   if (r.return_token_ids) resp["choices"][0]["token_ids"] = all_ids;
   resp["usage"] = usage;

@@ -51,6 +51,8 @@ class SessionGenerator final : public Generator {
                                   const std::function<void(const engine::TokenEvent&)>& on_token) override {
     return session_->generate(req, on_token);
   }
+  bool supports_logprobs() const override { return backend_->supports_logprobs(); }
+  std::string backend_name() const override { return std::string(backend_->name()); }
   void reset() override { session_->reset(); }
   const std::vector<int>& cached_tokens() const override { return session_->cached_tokens(); }
   std::string chat_template() const override { return template_; }

@@ -28,6 +28,11 @@ class Generator {
   /// describes the cache exactly (Session keeps only tokens whose K/V were written).
   virtual engine::GenerateResult generate(const engine::GenerateRequest& req,
                                           const std::function<void(const engine::TokenEvent&)>& on_token) = 0;
+  /// Whether generate() computes GenerateRequest::logprobs (the backend's
+  /// engine::Backend::supports_logprobs); the server answers 400 naming backend_name() otherwise.
+  virtual bool supports_logprobs() const { return false; }
+  /// The backend decoding ("cpu", "cuda"), for messages.
+  virtual std::string backend_name() const { return "unknown"; }
   /// Forgets the cached prefix.
   virtual void reset() = 0;
   /// Tokens whose K/V the cache holds, in order (prefix reuse: a new prompt sharing a prefix
@@ -47,6 +52,7 @@ struct GeneratorOptions {
   int max_seq_len = 0;             ///< 0 = the model's context length
   int threads = 0;                 ///< CPU threads; 0 = all
   double inject_decode_delay_us = 0; ///< test hook (engine::BackendOptions): sleep per decoded token
+  double inject_prefill_delay_us = 0; ///< test hook (engine::BackendOptions): sleep per prompt token, at chunk boundaries
 };
 
 /// A Generator over an engine::Session of a loaded model. Throws engine::EngineError (bad model

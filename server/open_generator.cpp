@@ -15,6 +15,7 @@ std::unique_ptr<Generator> open_session_generator(const GeneratorOptions& opts) 
   bo.max_seq_len = opts.max_seq_len;
   bo.threads = opts.threads;
   bo.inject_decode_delay_us = opts.inject_decode_delay_us;
+  bo.inject_prefill_delay_us = opts.inject_prefill_delay_us;
   bo = engine::backend_options_from_env(bo);
   return make_session_generator(engine::load_model(opts.model, lo), bo);
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/json_depth.hpp"
+#include "engine/logprobs.hpp"
 #include "server/ordered_json_parse.hpp"
 
 namespace atlas::server {
@@ -88,7 +89,7 @@ J normalise_content(const J& c, const std::string& where) {
 /// Known OpenAI / vLLM parameters the server does not implement, with the value that means
 /// "off": any other value is refused rather than answered as if it were absent (the answer
 /// would not be what was asked). All of them are named in one 400.
-void refuse_unsupported(const J& j) {
+void refuse_unsupported(const J& j, bool chat) {
   struct Neutral {
     const char* name;
     J off;  // the one value (besides null) that asks for nothing
@@ -96,13 +97,18 @@ void refuse_unsupported(const J& j) {
   static const std::vector<Neutral> fields = {
       {"echo", false},           {"best_of", 1},          {"presence_penalty", 0},     {"frequency_penalty", 0},
       {"repetition_penalty", 1}, {"length_penalty", 1},   {"min_p", 0},                {"suffix", ""},
-      {"logprobs", false},       {"top_logprobs", 0},     {"use_beam_search", false},  {"prompt_logprobs", J()},
+      {"use_beam_search", false}, {"prompt_logprobs", J()},
       {"stop_token_ids", J::array()}, {"bad_words", J::array()}, {"allowed_token_ids", J()}, {"guided_json", J()},
       {"guided_regex", J()},     {"guided_choice", J()},  {"guided_grammar", J()},     {"structured_outputs", J()},
       {"logits_processors", J()}, {"prediction", J()},    {"audio", J()},              {"modalities", J()},
       {"web_search_options", J()}, {"reasoning_effort", J()},
   };
   std::vector<std::string> given;
+  // Completions ask for alternatives with `logprobs: N`; OpenAI's completions have no
+  // top_logprobs, and one given there would be silently ignored.
+  if (const J* t = field(j, "top_logprobs"); t && !chat && !(t->is_number() && t->get<double>() == 0)) {
+    given.push_back("top_logprobs=" + t->dump().substr(0, 40) + " (on /v1/completions use logprobs: N)");
+  }
   for (const Neutral& f : fields) {
     const J* v = field(j, f.name);
     if (v == nullptr) continue;
@@ -269,17 +275,33 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     }
   }
   if (field(j, "ignore_eos")) r.ignore_eos = boolean(j, "ignore_eos");
-  // min_tokens (vLLM, TRT-LLM) is not implemented by the engine; with ignore_eos and no stop
-  // strings nothing can end the completion early, so it is met as asked (the endpoint client's
-  // load requests send both). Otherwise it is refused rather than ignored.
   if (field(j, "min_tokens")) {
-    const long long m = integer(j, "min_tokens", 0, 1 << 30);
-    if (m > 0 && (!r.ignore_eos || !r.stop.empty())) {
-      throw bad_request("'min_tokens' is not supported unless ignore_eos is true and there are no stop strings (got " + std::to_string(m) + ")",
-                        "min_tokens", "unsupported_value");
+    r.min_tokens = static_cast<int>(integer(j, "min_tokens", 0, 1 << 30));
+    if (r.max_tokens && r.min_tokens > *r.max_tokens) {
+      throw bad_request("'min_tokens' (" + std::to_string(r.min_tokens) + ") must not exceed max_tokens (" + std::to_string(*r.max_tokens) + ")",
+                        "min_tokens", "out_of_range");
     }
   }
-  refuse_unsupported(j);
+  // logprobs: an integer (the alternatives per token) on /v1/completions, a boolean with
+  // top_logprobs on /v1/chat/completions, as OpenAI's two APIs define them; false / null is off
+  // on both.
+  if (const J* lp = field(j, "logprobs")) {
+    if (chat) {
+      r.logprobs = boolean(j, "logprobs");
+    } else if (!(lp->is_boolean() && !lp->get<bool>())) {
+      if (!lp->is_number_integer()) wrong_type("logprobs", "an integer (alternatives per token, 0-20) or null", *lp);
+      r.top_logprobs = static_cast<int>(integer(j, "logprobs", 0, engine::kMaxTopLogprobs));
+      r.logprobs = true;
+    }
+  }
+  if (chat && field(j, "top_logprobs")) {
+    r.top_logprobs = static_cast<int>(integer(j, "top_logprobs", 0, engine::kMaxTopLogprobs));
+    if (r.top_logprobs > 0 && !r.logprobs) {
+      throw bad_request("'top_logprobs' (" + std::to_string(r.top_logprobs) + ") needs 'logprobs': true", "top_logprobs", "invalid_value");
+    }
+  }
+  if (field(j, "return_tokens_as_token_ids")) r.return_tokens_as_token_ids = boolean(j, "return_tokens_as_token_ids");
+  refuse_unsupported(j, chat);
   if (field(j, "return_token_ids")) r.return_token_ids = boolean(j, "return_token_ids");
   return r;
 }

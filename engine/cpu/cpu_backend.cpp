@@ -218,6 +218,9 @@ std::span<const float> CpuBackend::forward(std::span<const int> tokens, int pos)
     const long long len = std::min<long long>(kChunk, n - at);
     forward_chunk(tokens.subspan(sz(at), sz(len)), pos + static_cast<int>(at), at + len == n);
     checkpoints_.set_state_tokens(pos + static_cast<int>(at + len));
+    // May throw GenerationCancelled: the chunks run so far hold their K/V and state, the caller
+    // (Session) keeps none of them as cached.
+    prefill_chunk_done(static_cast<int>(len), at + len < n);
   }
   return logits_;
 }
@@ -226,6 +229,12 @@ int CpuBackend::forward_sample(std::span<const int> tokens, int pos, Sampler& sa
   const auto logits = forward(tokens, pos);
   auto s = timer_.scope(Stage::sample);
   return sampler.sample(logits);
+}
+
+int CpuBackend::forward_sample_logprobs(std::span<const int> tokens, int pos, Sampler& sampler, int top_n, TokenLogprobs& out) {
+  const auto logits = forward(tokens, pos);
+  auto s = timer_.scope(Stage::sample);
+  return sample_with_logprobs(logits, sampler, top_n, out);
 }
 
 void CpuBackend::forward_chunk(std::span<const int> tokens, int pos, bool last) {

@@ -27,6 +27,8 @@ class CpuBackend final : public Backend {
   /// from: neither 0, the state's current length, nor a saved checkpoint.
   std::span<const float> forward(std::span<const int> tokens, int pos) override;
   int forward_sample(std::span<const int> tokens, int pos, Sampler& sampler) override;
+  bool supports_logprobs() const override { return true; }
+  int forward_sample_logprobs(std::span<const int> tokens, int pos, Sampler& sampler, int top_n, TokenLogprobs& out) override;
 
   bool has_recurrent_state() const override { return !recurrent_.empty(); }
   void save_checkpoint() override;

@@ -34,7 +34,9 @@ class ByteTokenizer final : public engine::Tokenizer {
   mutable std::atomic<int> encode_calls{0};  ///< encode() calls so far
 };
 
-/// Replies with `reply` (one token per byte, then EOS), sleeping `token_delay` before each.
+/// Replies with `reply` (one token per byte, then EOS, then 'x' forever), sleeping `token_delay`
+/// before each. With logprobs_supported, token i gets logprob -(i + 1) / 4 and alternatives
+/// id + 1, id + 2, ... at -(i + 1) / 4 - 1, - 2, ...; stop ids count from min_new_tokens on.
 class FakeGenerator final : public server::Generator {
  public:
   std::string reply = "Hello world";
@@ -43,11 +45,15 @@ class FakeGenerator final : public server::Generator {
   int fail_after = -1;  ///< >= 0: throw EngineError after this many tokens (an engine failure)
   std::string template_source;
   int generate_calls = 0;
+  bool logprobs_supported = false;
+  std::string backend = "fake";
   std::vector<int> last_prompt;
 
   const engine::Tokenizer& tokenizer() const override { return tok_; }
   const ByteTokenizer& byte_tokenizer() const { return tok_; }
   int context_length() const override { return context; }
+  bool supports_logprobs() const override { return logprobs_supported; }
+  std::string backend_name() const override { return backend; }
   engine::GenerateResult generate(const engine::GenerateRequest& req,
                                   const std::function<void(const engine::TokenEvent&)>& on_token) override {
     ++generate_calls;
@@ -71,12 +77,21 @@ class FakeGenerator final : public server::Generator {
         throw engine::EngineError("scripted failure after " + std::to_string(fail_after) + " tokens");
       }
       const int next = i < script.size() ? script[i] : 'x' + 3;
-      if (std::find(req.stop_ids.begin(), req.stop_ids.end(), next) != req.stop_ids.end()) {
+      if (static_cast<int>(r.output_ids.size()) >= req.min_new_tokens &&
+          std::find(req.stop_ids.begin(), req.stop_ids.end(), next) != req.stop_ids.end()) {
         r.stop = engine::StopReason::stop_token;
         break;
       }
       if (token_delay.count() > 0) std::this_thread::sleep_for(token_delay);
-      const engine::TokenEvent ev{next, static_cast<int>(r.output_ids.size()), now_ns()};
+      engine::TokenEvent ev{next, static_cast<int>(r.output_ids.size()), now_ns(), std::nullopt};
+      if (req.logprobs) {
+        if (!logprobs_supported) throw engine::UnsupportedFeatureError(backend, "logprobs");
+        const float lp = -static_cast<float>(r.output_ids.size() + 1) / 4;
+        engine::TokenLogprobs t{{next, lp}, {}};
+        for (int k = 1; k <= req.top_logprobs; ++k) t.top.push_back({(next + k) % 259, lp - static_cast<float>(k)});
+        ev.logprobs = t;
+        r.logprobs.push_back(t);
+      }
       r.output_ids.push_back(next);
       r.token_t_ns.push_back(ev.t_ns);
       if (on_token) on_token(ev);

@@ -64,38 +64,71 @@ TEST_CASE("parameters: known but unsupported parameters are 400 unsupported_valu
   CHECK(f.gen.generate_calls == 1);
 }
 
-TEST_CASE("parameters: logprobs are refused until the engine computes them; min_tokens only where ignore_eos meets it") {
-  Served f;
+TEST_CASE("parameters: min_tokens holds back EOS and stop strings; ranges are 400 naming field and value") {
+  Served f;  // replies "Hello world", then EOS, then 'x' forever
   f.start();
-  for (const auto& [path, field, value] : std::vector<std::tuple<std::string, std::string, json>>{
-           {"/v1/completions", "logprobs", 1}, {"/v1/completions", "logprobs", 0}, {"/v1/chat/completions", "logprobs", true},
-           {"/v1/chat/completions", "top_logprobs", 2}}) {
-    json q = path == "/v1/completions" ? kCompletion : kChat;
-    q[field] = value;
-    auto r = f.post(path, q);
+  auto body = [](const httplib::Result& r) {
     REQUIRE(r);
-    INFO(path << " " << field);
-    CHECK(r->status == 400);
-    CHECK(json::parse(r->body)["error"]["param"] == field);
-  }
-  json chat_off = kChat;
-  chat_off["logprobs"] = false;
-  CHECK(f.post("/v1/chat/completions", chat_off)->status == 200);
-  // The endpoint client's load request: ignore_eos with min_tokens = max_tokens is met exactly.
+    REQUIRE(r->status == 200);
+    return json::parse(r->body);
+  };
   json m = kCompletion;
   m["max_tokens"] = 20;
-  m["min_tokens"] = 20;
-  CHECK(f.post("/v1/completions", m)->status == 400);  // without ignore_eos EOS could end it at 11
+  json j = body(f.post("/v1/completions", m));
+  CHECK(j["usage"]["completion_tokens"] == 11);  // EOS after "Hello world"
+  CHECK(j["choices"][0]["finish_reason"] == "stop");
+  m["min_tokens"] = 15;  // EOS at 11 is not honoured: 15 or more, here to max_tokens
+  j = body(f.post("/v1/completions", m));
+  CHECK(j["usage"]["completion_tokens"] == 20);
+  CHECK(j["choices"][0]["finish_reason"] == "length");
+  m["min_tokens"] = 20;  // the endpoint client's load request: min = max, with ignore_eos
   m["ignore_eos"] = true;
-  auto r = f.post("/v1/completions", m);
-  REQUIRE(r->status == 200);
-  CHECK(json::parse(r->body)["usage"]["completion_tokens"] == 20);
-  m["stop"] = "world";
-  CHECK(f.post("/v1/completions", m)->status == 400);
-  m.erase("stop");
-  m["min_tokens"] = 0;
-  m.erase("ignore_eos");
-  CHECK(f.post("/v1/completions", m)->status == 200);
+  CHECK(body(f.post("/v1/completions", m))["usage"]["completion_tokens"] == 20);
+  m.erase("min_tokens");
+  CHECK(body(f.post("/v1/completions", m))["usage"]["completion_tokens"] == 20);  // ignore_eos alone decodes to max_tokens
+  // Stop strings: looked for only in the text after the first min_tokens tokens.
+  json s = kCompletion;
+  s["stop"] = "l";
+  CHECK(body(f.post("/v1/completions", s))["choices"][0]["text"] == "He");
+  s["min_tokens"] = 5;  // "Hello" goes out as it is; " world" is scanned: its 'l' stops it
+  j = body(f.post("/v1/completions", s));
+  CHECK(j["choices"][0]["text"] == "Hello wor");
+  CHECK(j["choices"][0]["finish_reason"] == "stop");
+  s["stream"] = true;
+  auto st = f.post("/v1/completions", s);
+  REQUIRE(st);
+  std::string streamed;
+  for (const json& c : atlas::test::sse_json(st->body)) {
+    if (!c["choices"].empty()) streamed += c["choices"][0]["text"].get<std::string>();
+  }
+  CHECK(streamed == "Hello wor");
+
+  const int calls = f.gen.generate_calls;
+  for (const auto& [field, value, needle] : std::vector<std::tuple<std::string, json, std::string>>{
+           {"min_tokens", 51, "'min_tokens' (51) must not exceed max_tokens (50)"},
+           {"min_tokens", -1, "'min_tokens' must be in [0, 1073741824], got -1"},
+           {"min_tokens", "3", "'min_tokens' must be an integer, got string"},
+           {"ignore_eos", 1, "'ignore_eos' must be a boolean, got integer 1"}}) {
+    json q = kCompletion;
+    q[field] = value;
+    auto r = f.post("/v1/completions", q);
+    REQUIRE(r);
+    INFO(field << " " << value.dump());
+    CHECK(r->status == 400);
+    const json e = json::parse(r->body)["error"];
+    CHECK(e["param"] == field);
+    CHECK(e["message"].get<std::string>().find(needle) != std::string::npos);
+  }
+  // Without max_tokens the bound is what the context leaves (512 - 5 prompt tokens: BOS and "Once").
+  json ctx = kCompletion;
+  ctx.erase("max_tokens");
+  ctx["min_tokens"] = 508;
+  auto r = f.post("/v1/completions", ctx);
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(json::parse(r->body)["error"]["param"] == "min_tokens");
+  CHECK(json::parse(r->body)["error"]["message"].get<std::string>().find("exceeds the 507 tokens") != std::string::npos);
+  CHECK(f.gen.generate_calls == calls);  // refused before decoding
 }
 
 #endif

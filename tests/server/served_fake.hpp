@@ -8,6 +8,7 @@
 #include <httplib.h>
 
 #include "server/server.hpp"
+#include "suites/endpoint/sse_parser.hpp"
 #include "tests/server/fake_generator.hpp"
 
 namespace atlas::test {
@@ -35,5 +36,17 @@ struct ServedFake {
     return c.Post(path.c_str(), body.dump(), "application/json");
   }
 };
+
+/// The JSON events of an SSE body, [DONE] left out.
+inline std::vector<nlohmann::json> sse_json(const std::string& body) {
+  suites::endpoint::SseParser p;
+  std::vector<suites::endpoint::SseEvent> evs;
+  p.feed(body, evs);
+  std::vector<nlohmann::json> out;
+  for (const auto& e : evs) {
+    if (e.data != "[DONE]") out.push_back(nlohmann::json::parse(e.data));
+  }
+  return out;
+}
 
 }  // namespace atlas::test

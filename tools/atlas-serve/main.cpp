@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   app.add_option("--inject-decode-delay-us", gen_opts.inject_decode_delay_us,
                  "Test hook: sleep this many microseconds per decoded token (a slow model for drain and cancellation tests)")
       ->check(CLI::Range(0.0, 1e7));
+  app.add_option("--inject-prefill-delay-us", gen_opts.inject_prefill_delay_us,
+                 "Test hook: sleep this many microseconds per prompt token at each CPU prefill chunk boundary (a long prefill for cancellation tests)")
+      ->check(CLI::Range(0.0, 1e7));
   app.add_option("--max-connections", lim.max_connections,
                  "Connections served at once (a thread each); more wait for one to close")
       ->capture_default_str()
