@@ -19,6 +19,10 @@ ATLAS_FUZZ_TARGET(openai_request) {
     const server::CompletionRequest r = server::parse_completion_request(body, true);
     fuzz::check(r.chat && r.messages.is_array(), "a chat request has a messages array");
     if (r.max_tokens) fuzz::check(*r.max_tokens >= 0, "max_tokens is not negative");
+    if (r.max_tokens) fuzz::check(r.min_tokens <= *r.max_tokens, "min_tokens does not exceed max_tokens");
+    fuzz::check(r.min_tokens >= 0, "min_tokens is not negative");
+    fuzz::check(r.top_logprobs >= 0 && r.top_logprobs <= 20, "top_logprobs is in [0, 20]");
+    fuzz::check(r.logprobs || r.top_logprobs == 0, "alternatives only with logprobs");
     chat::TemplateValue ctx = chat::TemplateValue::object();
     ctx["messages"] = r.messages;
     if (!r.tools.is_null() && !r.tool_choice_none) ctx["tools"] = r.tools;

@@ -1,10 +1,11 @@
 #include "suites/engine_target.hpp"
 
-#include "suites/run_queue_wait.hpp"
+#include <algorithm>
 
 #include "engine/error.hpp"
 #include "suites/error.hpp"
 #include "suites/prompt_builder.hpp"
+#include "suites/run_queue_wait.hpp"
 
 namespace atlas::suites {
 
@@ -25,6 +26,8 @@ TargetResponse EngineTarget::generate(const TargetRequest& req) {
   g.sampling = req.sampling;
   if (!req.ignore_eos) g.stop_ids = tokenizer_->stop_ids();
   g.reuse_prefix = req.reuse_prefix;
+  g.logprobs = req.top_logprobs >= 0;
+  g.top_logprobs = std::max(req.top_logprobs, 0);
   TargetResponse out;
   try {
     // The run-queue wait of this thread (the forward runs in it) across the request, read at
@@ -50,6 +53,16 @@ TargetResponse EngineTarget::generate(const TargetRequest& req) {
     out.t_end_ns = r.t_end_ns;
     out.token_count_source = "engine";
     out.finish_reason = r.stop == engine::StopReason::stop_token ? "stop" : "length";
+    int prev = req.prompt_ids.empty() ? -1 : req.prompt_ids.back();
+    for (std::size_t i = 0; i < r.logprobs.size(); ++i) {
+      auto entry = [&](const engine::TokenLogprob& t) {
+        return ReportedLogprob{tokenizer_->token_bytes(prev, t.id), static_cast<double>(t.logprob), t.id};
+      };
+      ReportedTokenLogprobs t{entry(r.logprobs[i].chosen), {}};
+      for (const auto& a : r.logprobs[i].top) t.top.push_back(entry(a));
+      out.logprobs.push_back(std::move(t));
+      prev = r.output_ids[i];
+    }
   } catch (const engine::EngineError& e) {
     out.ok = false;
     out.error = e.what();

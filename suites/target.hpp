@@ -33,6 +33,24 @@ struct TargetRequest {
   /// server can skip its prefix cache for one request does so (llama.cpp `cache_prompt: false`),
   /// so the prompt needs no salt. Other targets ignore it.
   bool cold = false;
+  /// >= 0: ask for each generated token's log-probability and this many alternatives (0..20):
+  /// completions `logprobs: N`, chat `logprobs: true, top_logprobs: N` (OpenAI, vLLM, atlas-serve,
+  /// llama.cpp). -1: none.
+  int top_logprobs = -1;
+};
+
+/// A token's log-probability as a server reported it (OpenAI `logprobs`).
+struct ReportedLogprob {
+  std::string token;       ///< the server's token string ("token_id:N" with vLLM's return_tokens_as_token_ids)
+  double logprob = 0;      ///< natural log (OpenAI's -9999 stands for -inf)
+  int id = -1;             ///< the token id where the server gives one (chat `id`: atlas-serve, llama.cpp; "token_id:N"), else -1
+};
+
+/// One generated token's log-probabilities. `top`: the alternatives, most likely first; on
+/// completions the server's dict, which holds the chosen token too (OpenAI: up to N + 1).
+struct ReportedTokenLogprobs {
+  ReportedLogprob chosen;
+  std::vector<ReportedLogprob> top;
 };
 
 struct TargetResponse {
@@ -63,6 +81,9 @@ struct TargetResponse {
   /// In process: the run-queue wait of the thread that ran the request (suites/run_queue_wait.hpp) from
   /// t_request_ns to the first token and to the last, ns; nothing over HTTP or without schedstat.
   std::optional<std::int64_t> run_queue_wait_first_ns, run_queue_wait_ns;
+  /// One per generated token the server listed, when TargetRequest::top_logprobs >= 0 (in
+  /// process: the engine's, ids and the tokenizer's piece text).
+  std::vector<ReportedTokenLogprobs> logprobs;
 };
 
 class Target {

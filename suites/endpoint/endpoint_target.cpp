@@ -1,5 +1,6 @@
 #include "suites/endpoint/endpoint_target.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
@@ -258,6 +259,16 @@ json EndpointTarget::request_body(const TargetRequest& req) const {
       body["return_token_ids"] = true;
     }
   }
+  if (req.top_logprobs >= 0) {
+    // llama.cpp lists ids only with at least one alternative (n_probs >= 1).
+    const int n = req.return_token_ids && kind_ == "llamacpp" ? std::max(req.top_logprobs, 1) : req.top_logprobs;
+    if (req.messages.is_null()) {
+      body["logprobs"] = n;
+    } else {
+      body["logprobs"] = true;
+      body["top_logprobs"] = n;
+    }
+  }
   if (!req.messages.is_null()) {
     body["messages"] = req.messages;
     if (!req.tools.is_null()) body["tools"] = req.tools;
@@ -405,6 +416,7 @@ TargetResponse EndpointTarget::attempt(const TargetRequest& req, HttpClient& cli
   out.finish_reason = reader.finish_reason();
   out.server_timings = reader.server_timings();
   if (reader.ids_complete()) out.output_ids = reader.token_ids();
+  out.logprobs = reader.logprobs();
 
   if (reader.usage()) {
     out.prompt_tokens = reader.usage()->prompt_tokens;

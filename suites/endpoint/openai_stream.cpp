@@ -1,6 +1,7 @@
 #include "suites/endpoint/openai_stream.hpp"
 
 #include "common/json_depth.hpp"
+#include "suites/endpoint/openai_logprobs.hpp"
 
 namespace atlas::suites::endpoint {
 
@@ -130,6 +131,7 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
   } else if (auto t = c.find("text"); t != c.end() && t->is_string()) {
     text_ += t->get<std::string>();
   }
+  if (auto lp = c.find("logprobs"); lp != c.end()) append_openai_logprobs(*lp, logprobs_);
   // Token ids of this chunk: vLLM's/atlas-serve's `token_ids`, else llama.cpp's logprobs entries.
   std::vector<int> ids;
   bool listed = false;

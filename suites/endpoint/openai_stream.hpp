@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "suites/endpoint/sse_parser.hpp"
+#include "suites/target.hpp"
 
 namespace atlas::suites::endpoint {
 
@@ -80,6 +81,9 @@ class OpenAiStreamReader {
     if (usage_) return static_cast<int>(token_ids_.size()) == usage_->completion_tokens;
     return ids_missing_ == 0;
   }
+  /// Each token's log-probabilities from the chunks' `choices[0].logprobs`
+  /// (openai_logprobs.hpp), in order; empty when the server sent none.
+  const std::vector<ReportedTokenLogprobs>& logprobs() const { return logprobs_; }
   /// llama.cpp's `timings` object of the last chunk that had one, or null.
   const nlohmann::json& server_timings() const { return timings_; }
   /// Where ContentChunk::cumulative_tokens came from: "server usage per chunk", "server timings
@@ -98,6 +102,7 @@ class OpenAiStreamReader {
   std::string finish_reason_;
   int events_ = 0;
   std::vector<int> token_ids_;
+  std::vector<ReportedTokenLogprobs> logprobs_;
   bool ids_seen_ = false;
   int ids_missing_ = 0;  ///< token-bearing chunks that listed no ids
   nlohmann::json timings_ = nullptr;

@@ -170,3 +170,36 @@ TEST_CASE("stream reader: an event nested deeper than the limit is a stream erro
   CHECK(r.error() == "SSE event #2 nests arrays/objects deeper than 256 levels");
   CHECK(r.text() == "a");
 }
+
+TEST_CASE("stream reader: logprobs in the chat shape (ids from id or token_id:N) and the completions shape (dict sorted)") {
+  OpenAiStreamReader c;
+  feed(c, R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null}]})", 10);
+  feed(c, R"({"choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":{"content":[
+            {"token":"H","logprob":-0.5,"bytes":[72],"id":75,"top_logprobs":[{"token":"H","logprob":-0.5,"id":75},{"token":"J","logprob":-1.5}]},
+            {"token":"token_id:76","logprob":-9999.0,"top_logprobs":[]}],"refusal":null}}]})", 20);
+  feed(c, R"({"choices":[{"index":0,"delta":{"content":"!"},"logprobs":{"content":[{"token":"!","logprob":"bad"}]}}]})", 30);
+  feed(c, "[DONE]", 40);
+  CHECK(c.error().empty());
+  REQUIRE(c.logprobs().size() == 2);  // the entry whose logprob is no number is skipped
+  CHECK(c.logprobs()[0].chosen.token == "H");
+  CHECK(c.logprobs()[0].chosen.logprob == -0.5);
+  CHECK(c.logprobs()[0].chosen.id == 75);
+  REQUIRE(c.logprobs()[0].top.size() == 2);
+  CHECK(c.logprobs()[0].top[1].token == "J");
+  CHECK(c.logprobs()[0].top[1].id == -1);
+  CHECK(c.logprobs()[1].chosen.id == 76);
+  CHECK(c.logprobs()[1].chosen.logprob == -9999.0);
+
+  OpenAiStreamReader p;
+  feed(p, R"({"choices":[{"index":0,"text":"ab","logprobs":{"tokens":["a","b"],"token_logprobs":[-0.1,-2.0],
+            "top_logprobs":[{"z":-3.0,"a":-0.1,"y":-3.0},{"b":-2.0}],"text_offset":[0,1]}}]})", 10);
+  feed(p, R"({"choices":[{"index":0,"text":"","finish_reason":"length","logprobs":null}]})", 20);
+  feed(p, "[DONE]", 30);
+  REQUIRE(p.logprobs().size() == 2);
+  CHECK(p.logprobs()[1].chosen.token == "b");
+  CHECK(p.logprobs()[1].chosen.logprob == -2.0);
+  REQUIRE(p.logprobs()[0].top.size() == 3);
+  CHECK(p.logprobs()[0].top[0].token == "a");
+  CHECK(p.logprobs()[0].top[1].token == "y");  // equal log-probabilities: by token string
+  CHECK(p.logprobs()[0].top[2].token == "z");
+}

@@ -15,6 +15,8 @@
 #include "engine/backend.hpp"
 #include "engine/formats/llama2c.hpp"
 #include "engine/session.hpp"
+#include "suites/endpoint/endpoint_target.hpp"
+#include "suites/engine_target.hpp"
 #include "tests/loopback_socket.hpp"
 #include "tests/serve_process.hpp"
 #include "tests/server/served_fake.hpp"
@@ -193,6 +195,51 @@ TEST_CASE("atlas-serve binary: a client that leaves during a long prefill stops 
   CHECK(took < 2.5);  // the first chunk (1.5 s) and this prompt, not the whole 3.0 s
   CHECK(server.stop() == 0);
   CHECK(server.child.captured.find("1 completions stopped because their client left") != std::string::npos);
+}
+
+TEST_CASE("atlas-serve binary: the endpoint client asks for logprobs and reads what the in-process target computes") {
+  const std::string exe = atlas::test::atlas_serve_exe();
+  if (exe.empty()) return;
+  atlas::test::require_data(atlas::test::stories_bin());
+  atlas::test::ServeProcess server(exe, serve_args());
+  atlas::suites::endpoint::EndpointOptions o;
+  o.url = server.url;
+  atlas::suites::endpoint::EndpointTarget endpoint(o);
+  atlas::suites::EngineTarget local(atlas::engine::Engine::from_model(atlas::engine::load_llama2c(atlas::test::stories_bin(), atlas::test::stories_tok()), {}), {});
+  atlas::suites::TargetRequest req;
+  req.prompt_ids = stories().tokenizer->encode("Once upon a time", true);
+  req.max_new_tokens = 10;
+  req.top_logprobs = 2;
+  for (const bool chat : {false, true}) {
+    INFO("chat " << chat);
+    atlas::suites::TargetRequest q = req;
+    if (chat) q.messages = {{{"role", "user"}, {"content", "Once upon a time"}}};
+    endpoint.reset_session();
+    const auto got = endpoint.generate(q);
+    REQUIRE_MESSAGE(got.ok, got.error);
+    REQUIRE(got.logprobs.size() == static_cast<std::size_t>(got.completion_tokens));
+    for (const auto& t : got.logprobs) {
+      CHECK(t.chosen.logprob <= 0.0);
+      CHECK(t.top.size() >= 2);
+      CHECK(t.top.front().logprob >= t.top.back().logprob);
+    }
+    if (chat) {  // chat entries carry the id; the template's prompt has no in-process twin here
+      for (const auto& t : got.logprobs) CHECK(t.chosen.id >= 0);
+      continue;
+    }
+    local.reset_session();
+    const auto want = local.generate(q);
+    REQUIRE(want.ok);
+    REQUIRE(want.logprobs.size() == got.logprobs.size());
+    for (std::size_t i = 0; i < want.logprobs.size(); ++i) {
+      INFO("token " << i);
+      CHECK(got.logprobs[i].chosen.token == want.logprobs[i].chosen.token);
+      CHECK(got.logprobs[i].chosen.logprob == doctest::Approx(want.logprobs[i].chosen.logprob).epsilon(1e-6));
+      // Completions' dict: the 2 alternatives and the chosen one (when it is not among them).
+      CHECK(got.logprobs[i].top.front().logprob == doctest::Approx(want.logprobs[i].top.front().logprob).epsilon(1e-6));
+    }
+  }
+  CHECK(server.stop() == 0);
 }
 
 #endif
