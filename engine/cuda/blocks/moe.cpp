@@ -91,7 +91,11 @@ class MoeBlock final : public DeviceBlock {
     for (int e = 0; e < E_; ++e) {
       const std::size_t i = static_cast<std::size_t>(e);
       char* gu = static_cast<char*>(gate_up_) + i * gu_expert;
-      const std::string ex = "[" + std::to_string(e) + "]";
+      // Appended, not "[" + to_string(e) + "]": gcc 12 -O3 flags that concatenation with a false
+      // -Wrestrict, which -Werror under CI turns into a failed build.
+      std::string ex = "[";
+      ex += std::to_string(e);
+      ex += ']';
       up.rows(m.gate_exps[i], eh_, c_.dim, gu, ld_dim_, 2 * ld_dim_, (blk + "ffn_gate_exps" + ex).c_str());
       up.rows(m.up_exps[i], eh_, c_.dim, gu + static_cast<std::size_t>(ld_dim_) * es, ld_dim_, 2 * ld_dim_,
               (blk + "ffn_up_exps" + ex).c_str());
