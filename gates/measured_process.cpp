@@ -1,5 +1,7 @@
 #include "gates/measured_process.hpp"
 
+#include "common/schedstat.hpp"
+
 #include <dirent.h>
 
 #include <chrono>
@@ -41,10 +43,9 @@ std::optional<CpuTimes> read_cpu_times() { return parse_proc_stat_cpu(read_small
 }  // namespace
 
 std::optional<unsigned long long> parse_schedstat_wait(std::string_view line) {
-  std::istringstream in{std::string(line)};
-  unsigned long long on_cpu = 0, wait = 0, slices = 0;
-  if (!(in >> on_cpu >> wait >> slices)) return std::nullopt;
-  return wait;
+  const auto w = atlas::parse_schedstat_wait_ns(line);
+  if (!w) return std::nullopt;
+  return static_cast<unsigned long long>(*w);
 }
 
 std::optional<CpuTimes> parse_proc_stat_cpu(std::string_view text) {

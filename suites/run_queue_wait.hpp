@@ -7,7 +7,6 @@
 // across two processes that were given their CPU unequally.
 #include <cstdint>
 #include <optional>
-#include <string_view>
 
 namespace atlas::suites {
 
@@ -21,7 +20,5 @@ namespace atlas::suites {
 /// not counted, so the correction is partial there; the timed gate runs one thread.
 std::optional<std::int64_t> thread_run_queue_wait_ns();
 
-/// The wait field of one schedstat line ("<on-cpu ns> <wait ns> <timeslices>").
-std::optional<std::int64_t> parse_schedstat_wait_ns(std::string_view line);
 
 }  // namespace atlas::suites

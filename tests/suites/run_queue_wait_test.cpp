@@ -11,6 +11,7 @@
 #include "fake_target.hpp"
 #include "suites/decode_anatomy/decode_anatomy_suite.hpp"
 #include "suites/engine_target.hpp"
+#include "common/schedstat.hpp"
 #include "suites/run_queue_wait.hpp"
 #include "suites/ttft/ttft_suite.hpp"
 #include "tests/skip.hpp"
@@ -19,10 +20,10 @@
 using namespace atlas::suites;
 
 TEST_CASE("schedstat: the wait is the second field") {
-  CHECK(parse_schedstat_wait_ns("123 456 7") == 456);
-  CHECK(parse_schedstat_wait_ns("123 456 7\n") == 456);
-  CHECK_FALSE(parse_schedstat_wait_ns("123"));
-  CHECK_FALSE(parse_schedstat_wait_ns("a b c"));
+  CHECK(atlas::parse_schedstat_wait_ns("123 456 7") == 456);
+  CHECK(atlas::parse_schedstat_wait_ns("123 456 7\n") == 456);
+  CHECK_FALSE(atlas::parse_schedstat_wait_ns("123"));
+  CHECK_FALSE(atlas::parse_schedstat_wait_ns("a b c"));
 }
 
 TEST_CASE("thread run-queue wait: two busy threads on one CPU each wait about half the time") {
