@@ -35,10 +35,13 @@ std::string file_stem(std::string_view text) {
     }
   }
   if (out.empty() || out[0] == '.') {
-    out = "_" + out;
+    out.insert(out.begin(), '_');
     replaced = true;
   }
-  if (replaced) out += "-" + short_hash(std::string(text));
+  if (replaced) {
+    out += '-';
+    out += short_hash(std::string(text));
+  }
   return out;
 }
 
