@@ -77,6 +77,7 @@ report_one() {
   corp=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$last")
   result=ok
   if ((rc != 0)); then
+    # shellcheck disable=SC2012  # names for a message only (libFuzzer's crash-<sha1> names)
     result="FAILED (rc $rc: $(ls "$work/artifacts" | head -3 | tr '\n' ' '))"
     status=1
   fi

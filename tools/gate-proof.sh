@@ -153,7 +153,7 @@ one_run() {  # kind delay -> appends a line, echoes the exit code
   if [ "$kind" = unchanged ]; then  # the A/A runs' records feed the resampled error rates
     mkdir -p "$out/aa-records"
     newest=$(find "$store" -name '*.json' -newermt "@${t0%.*}" -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -1 | cut -d' ' -f2-)
-    [ -n "$newest" ] && cp "$newest" "$out/aa-records/" || true
+    if [ -n "$newest" ]; then cp "$newest" "$out/aa-records/"; fi
   fi
   echo "$rc"
 }

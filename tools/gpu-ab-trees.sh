@@ -23,7 +23,7 @@ half=$(nproc)  # the head build is usually already done by gpu-bench.sh
 ( cd "$BASE" && BUILD=build-gpu JOBS=$half gpu_build "$OUT/base" "$DATA" "$DEPS" atlas-cuda-bench ) & pb=$!
 BUILD=build-gpu JOBS=$half gpu_build "$OUT" "$DATA" "$DEPS" atlas-cuda-bench; rh=$?
 wait $pb; rb=$?
-[ $rb -eq 0 ] && [ $rh -eq 0 ] || { echo "build failed: base $rb head $rh"; exit 3; }
+if [ $rb -ne 0 ] || [ $rh -ne 0 ]; then echo "build failed: base $rb head $rh"; exit 3; fi
 date -u | tee "$OUT/ab-trees.txt"
 for r in $(seq 1 "$ROUNDS"); do
   for side in base head; do

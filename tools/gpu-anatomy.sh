@@ -33,6 +33,7 @@ for mode in stream spin blocking; do
   ATLAS_CUDA_SYNC=$mode timeout "${MODE_TIMEOUT:-200}" "$B" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --model "$MODEL" \
     --config "$cfg" --out-dir "$store" > "$OUT/sync-$mode.txt" 2>&1
   echo "sync $mode: exit $?" | tee -a "$OUT/summary.txt"
+  # shellcheck disable=SC2012  # the store's paths are atlas-bench's own names (no odd characters)
   rec=$(ls "$store"/*/*/*.json 2>/dev/null | head -1)
   [ -n "$rec" ] && cp "$rec" "$OUT/sync-$mode.record.json"
 done

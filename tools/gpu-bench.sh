@@ -37,6 +37,7 @@ tail -3 "$OUT/hf-reference.log" | tee -a "$OUT/summary.txt"
 # The Qwen3-Next reference: a bf16 HF directory written by atlas-bench, run by transformers.
 QN_DIR=${QN_DIR:-/tmp/atlas-hf-qwen3-next}
 rm -rf "$QN_DIR"
+# shellcheck disable=SC2015  # the message is meant for a failure of either step
 "$BUILD/tools/atlas-bench" make-model --preset qwen3-next-tiny --format safetensors --dtype bf16 --seed 11 --out "$QN_DIR" \
   >> "$OUT/hf-reference.log" 2>&1 &&
   PYTHONUNBUFFERED=1 python3 tests/gpu/hf_qwen3_next_reference.py "$QN_DIR" >> "$OUT/hf-reference.log" 2>&1 ||
@@ -48,6 +49,7 @@ echo "gpu tests exit $?" | tee -a "$OUT/summary.txt"
 grep -E "ERROR|FAILED|test cases|assertions|MESSAGE|relative L2|greedy tokens|logit difference" "$OUT/gpu-tests.log" | head -60 | tee -a "$OUT/summary.txt"
 
 log "decode benchmark"
+# shellcheck disable=SC2086  # BENCH_ARGS holds several options: split on purpose
 "$BUILD/suites/atlas-cuda-bench" --out "$OUT/cuda-bench.json" ${BENCH_ARGS:-} 2>&1 | tee -a "$OUT/summary.txt"
 
 log "decode-anatomy suite through atlas-bench (CUDA backend, CUPTI source, stories260K)"

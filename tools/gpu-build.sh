@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by tools/gpu-bench.sh and tools/gpu-ab.sh: configures and builds the CUDA targets.
 #   gpu_build OUT DATA DEPS TARGET...
 # BUILD (default build-gpu) and JOBS (default nproc) come from the environment. DEPS: a folder
@@ -12,7 +13,9 @@ gpu_build() {
   if [ -n "$deps" ]; then
     args+=("-DCMAKE_PREFIX_PATH=$deps" "-DOPENSSL_INCLUDE_DIR=$deps/include")
     local crypto
+    # shellcheck disable=SC2012  # system library paths: ls picks the first name, as wanted
     crypto=$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so* /usr/lib64/libcrypto.so* 2>/dev/null | head -1)
+    # shellcheck disable=SC2012  # as above
     [ -z "$crypto" ] && crypto=$(ls "$deps"/lib/libcrypto.so* 2>/dev/null | head -1)
     [ -n "$crypto" ] && args+=("-DOPENSSL_CRYPTO_LIBRARY=$crypto")
   fi

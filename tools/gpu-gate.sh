@@ -77,6 +77,7 @@ JSON
   gate --baselines-dir "$WORK/none" > "$OUT/$name.first.txt" 2>&1
   echo "first run (no baseline) exit $? (3 wanted)" | tee -a "$OUT/summary.txt"
   local rec
+  # shellcheck disable=SC2012  # the store's paths are atlas-bench's own names (no odd characters)
   rec=$(ls "$store"/*/*/"$name"-*.json | head -1)
   cp "$rec" "$OUT/$name.record.json"
   local class
