@@ -29,7 +29,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=1; }
-git_() { git -c user.name=ci-test -c user.email=ci-test@invalid -c init.defaultBranch=main "$@"; }
+git_() { git -c user.name=ci-test -c user.email=ci-test@invalid -c init.defaultBranch=main -c commit.gpgsign=false "$@"; }
 gate_opts=(--config gate.json --no-timed --allow-noisy --machine-class cpu-test)
 
 # main: the gate config, its suite config and the BASELINE made from main's own run.
