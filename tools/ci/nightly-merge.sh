@@ -7,9 +7,9 @@
 # (one count N, every index whose slice is not empty present once: a lost shard would make the
 # merged record look like a full sweep that skipped a suite), runs `atlas-bench records merge`
 # into STORE (its <machine-class>/<commit>/ layout), and checks that the merged record holds every
-# suite of the nightly config. Prints each shard's exit code; exits 0 when the merged record is
-# written (a shard's own regression already fails its job), 1 when the set is incomplete or a
-# suite is missing, else the merge's exit code.
+# suite of the nightly config before it is written. Prints each shard's exit code; exits 0 when
+# the merged record is written (a shard's own regression already fails its job), 1 when the set
+# is incomplete or a suite is missing (nothing written), else the merge's exit code.
 # Environment: ATLAS_BENCH (build/tools/atlas-bench). Needs jq.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,10 +43,11 @@ for ((i = 0; i < expected; i++)); do
   [ "$have" -eq 1 ] || { echo "nightly-merge: shard $i/$counts: $have record(s), expected 1" >&2; exit 1; }
 done
 
-rc=0
-merged_log=$("$bench" records merge --store "$store" "${records[@]}") || rc=$?
-[ "$rc" -eq 0 ] || exit "$rc"
-merged=$(tail -1 <<< "$merged_log")  # `records merge` prints the path it wrote
-missing=$(jq -r '.config.suites[] as $s | select(.suites | has($s) | not) | $s' "$merged")
-[ -z "$missing" ] || { echo "nightly-merge: merged record $merged lacks suite(s): $missing" >&2; exit 1; }
+# Merged once aside and checked, then into the store: a record lacking a suite never lands there.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$bench" records merge --out "$tmp/merged.json" "${records[@]}" > /dev/null
+missing=$(jq -r '.config.suites[] as $s | select(.suites | has($s) | not) | $s' "$tmp/merged.json")
+[ -z "$missing" ] || { echo "nightly-merge: the merged record lacks suite(s): $missing; nothing written" >&2; exit 1; }
+merged=$("$bench" records merge --store "$store" "${records[@]}" | tail -1)  # it prints the path it wrote
 echo "nightly-merge: $expected shard(s) of $counts merged into $merged: $(jq -r '.suites | keys | join(" ")' "$merged")"
