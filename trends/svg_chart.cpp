@@ -117,9 +117,17 @@ std::string svg_chart(const Line& line, const Series& s, const SeriesTrend& tren
       << html_escape(format_number(t)) << "</text>\n";
   }
   o << "</g>\n";
-  o << "<text class=\"axis-label axis-label-y\" x=\"14\" y=\"" << num((y0 + y1) / 2) << "\" font-size=\"11\" font-family=\"sans-serif\" "
-    << "text-anchor=\"middle\" transform=\"rotate(-90 14 " << num((y0 + y1) / 2) << ")\">" << html_escape(s.key + " (" + s.unit + ")")
-    << "</text>\n";
+  // The rotated y label has the chart's height, not its width: a long metric name ran past the
+  // top and bottom and was cut (seen in a browser). One too long for the room is squeezed into it
+  // (SVG textLength), never shortened.
+  const std::string y_label = s.key + " (" + s.unit + ")";
+  const double y_mid = (y0 + y1) / 2, y_room = 2 * y_mid - 8;
+  constexpr double kLabelCharWidth = 6.2;  // px per character, sans-serif at 11 px (a generous mean)
+  o << "<text class=\"axis-label axis-label-y\" x=\"14\" y=\"" << num(y_mid) << "\" font-size=\"11\" font-family=\"sans-serif\" "
+    << "text-anchor=\"middle\" transform=\"rotate(-90 14 " << num(y_mid) << ")\"";
+  if (static_cast<double>(y_label.size()) * kLabelCharWidth > y_room)
+    o << " textLength=\"" << num(y_room) << "\" lengthAdjust=\"spacingAndGlyphs\"";
+  o << ">" << html_escape(y_label) << "</text>\n";
   o << "<g class=\"axis-x\" font-size=\"10\" font-family=\"monospace\">\n";
   o << "<line x1=\"" << num(x0) << "\" y1=\"" << num(y1) << "\" x2=\"" << num(x1) << "\" y2=\"" << num(y1) << "\" stroke=\"#444\"/>\n";
   // Name every commit while they fit, else every k-th (the hover titles still name each).

@@ -13,6 +13,7 @@
 #include "tests/trends/trend_fixtures.hpp"
 #include "trends/report.hpp"
 #include "trends/site.hpp"
+#include "trends/svg_chart.hpp"
 
 using namespace atlas;
 namespace fs = std::filesystem;
@@ -285,4 +286,25 @@ TEST_CASE("report site: pages open without a server, plots have data, axes are l
   CHECK(page.find(">" + test::fake_sha(2).substr(0, 7) + "</text>") != std::string::npos);  // commits name the x axis
   CHECK(page.find("class=\"baseline\"") != std::string::npos);
   CHECK(page.find("class=\"spread\"") != std::string::npos);
+}
+
+TEST_CASE("report site: a y label too long for the chart's height is squeezed into it, a short one is left alone") {
+  // Seen in a browser: "decode-anatomy/output_fingerprint (fnv1a32)" ran past the chart's top
+  // and bottom and was cut. The rotated label has the plot's height (260 px chart: 202 px of
+  // room around the plot's middle at 105 px).
+  trends::Line line;
+  line.commits = {{test::fake_sha(0), 0, false, {}}, {test::fake_sha(1), 60, false, {}}};
+  trends::Series s;
+  s.unit = "count";
+  s.kind = records::MetricKind::counted;
+  s.points = {{0, 5, 5, 5, {5}, ""}, {1, 5, 5, 5, {5}, ""}};
+  const trends::SeriesTrend t;
+  s.key = "decode-anatomy/stage_calls_per_token/attention";  // 54 characters with the unit
+  const std::string long_chart = trends::svg_chart(line, s, t);
+  CHECK(long_chart.find("textLength=\"202.0\" lengthAdjust=\"spacingAndGlyphs\">decode-anatomy/stage_calls_per_token/attention (count)</text>") !=
+        std::string::npos);
+  s.key = "ttft/e2e_ms";
+  const std::string short_chart = trends::svg_chart(line, s, t);
+  CHECK(short_chart.find("textLength") == std::string::npos);
+  CHECK(short_chart.find(")\">ttft/e2e_ms (count)</text>") != std::string::npos);
 }
