@@ -8,7 +8,8 @@
 # Asserts: each shard ran its slice (entries i, i+3, ... of the config's suite list) and only it;
 # the merged record holds every suite once with the shard's samples; the pushed branch holds
 # both merged records; the site's index counts 2 records in 1 line, the class page names both
-# commits and each suite has its page; a merge with a shard missing fails and writes nothing.
+# commits and each suite has its page; a merge with a shard missing fails and writes nothing;
+# ratchet-pr.sh puts a metric missing from the nightly BASELINE on a branch of its own, once.
 #   tests/ci/nightly_e2e_test.sh [SOURCE_DIR]
 # Environment: ATLAS_BENCH_EXE (ctest sets it), ATLAS_DATA_DIR.
 set -euo pipefail
@@ -129,5 +130,42 @@ for s in "${suites[@]}"; do
 done
 [ -f "$work/site/report.txt" ] || fail "the site has no report.txt"
 
-[ "$fails" -eq 0 ] && echo "nightly_e2e: 2 nightlies x 3 shards merged, pushed and reported"
+# The ratchet's pull request: a nightly BASELINE made from the first nightly, one counted metric
+# taken out of it and committed; the second nightly's record adds it back on a branch of its own.
+cd "$work/checkout"
+git_ remote add origin "$work/origin.git"
+first_merged=$(jq -r --arg c "$first" 'select(.git.commit == $c) | input_filename' "${merged[@]}")
+"$ATLAS_BENCH" baseline init --gate nightly --record "$first_merged" --machine-class cpu-test --reason "ci test" > /dev/null
+key=decode-anatomy/stage_calls_per_token/attention
+bfile=baselines/cpu-test/nightly.BASELINE.json
+jq --arg k "$key" 'del(.metrics[$k])' "$bfile" > "$work/b.json" && mv "$work/b.json" "$bfile"
+git_ add baselines && git_ commit -q -m "nightly baseline"
+git_ push -q origin HEAD:main
+second_merged=$(jq -r --arg c "$second" 'select(.git.commit == $c) | input_filename' "${merged[@]}")
+ratchet() {
+  GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=commit.gpgsign GIT_CONFIG_VALUE_0=false GIT_AUTHOR_NAME=ci-test \
+    GIT_AUTHOR_EMAIL=ci-test@invalid "$ci/ratchet-pr.sh" "$second_merged" --dry-run > "$work/ratchet-$1.log" 2>&1
+}
+rc=0
+ratchet 1 || rc=$?
+branch=ratchet/nightly-${second:0:12}
+if [ "$rc" -ne 0 ] || ! grep -q "ratchet-pr: pushed $branch" "$work/ratchet-1.log"; then
+  fail "ratchet-pr.sh exited $rc"
+  cat "$work/ratchet-1.log"
+fi
+changed=$(git_ -C "$work/origin.git" diff --name-only "main..$branch" 2>/dev/null || true)
+[ "$changed" = "$bfile" ] || fail "the ratchet branch changes '$changed', expected only $bfile"
+got=$(git_ -C "$work/origin.git" show "$branch:$bfile" 2>/dev/null | jq --arg k "$key" '.metrics[$k].value' || true)
+[ "$got" = 5 ] || fail "the ratchet branch's $key is '$got', expected 5 (one attention call per layer and token)"
+if [ "$(git rev-parse --abbrev-ref HEAD)" != main ] || [ -n "$(git status --porcelain -- baselines)" ]; then
+  fail "ratchet-pr.sh left the checkout on $(git rev-parse --abbrev-ref HEAD) with baselines/ changed"
+fi
+rc=0
+ratchet 2 || rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q "is already on origin: left alone" "$work/ratchet-2.log"; then
+  fail "a second ratchet of the same commit exited $rc"
+  cat "$work/ratchet-2.log"
+fi
+
+[ "$fails" -eq 0 ] && echo "nightly_e2e: 2 nightlies x 3 shards merged, pushed, reported and ratcheted through a branch"
 exit "$fails"

@@ -10,7 +10,8 @@
 # suite of the nightly config before it is written. Prints each shard's exit code; exits 0 when
 # the merged record is written (a shard's own regression already fails its job), 1 when the set
 # is incomplete or a suite is missing (nothing written), else the merge's exit code.
-# Environment: ATLAS_BENCH (build/tools/atlas-bench). Needs jq.
+# Environment: ATLAS_BENCH (build/tools/atlas-bench); GITHUB_OUTPUT (Actions: gets record=PATH).
+# Needs jq.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -51,3 +52,5 @@ missing=$(jq -r '.config.suites[] as $s | select(.suites | has($s) | not) | $s' 
 [ -z "$missing" ] || { echo "nightly-merge: the merged record lacks suite(s): $missing; nothing written" >&2; exit 1; }
 merged=$("$bench" records merge --store "$store" "${records[@]}" | tail -1)  # it prints the path it wrote
 echo "nightly-merge: $expected shard(s) of $counts merged into $merged: $(jq -r '.suites | keys | join(" ")' "$merged")"
+# The path for later steps of the job (tools/ci/ratchet-pr.sh).
+[ -z "${GITHUB_OUTPUT:-}" ] || echo "record=$merged" >> "$GITHUB_OUTPUT"
