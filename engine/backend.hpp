@@ -80,8 +80,9 @@ class Backend {
   virtual std::vector<int> checkpoints() const { return {}; }
 
   /// A hash of every expert id every moe layer chose since the last reset, layer by layer and
-  /// step by step (equal: identical routing); nothing for a backend that keeps none (the CPU) or
-  /// a model without moe layers. The CUDA backend keeps it on the device (no copy per step).
+  /// step by step (equal: identical routing; the rule: engine/routing_fingerprint.hpp); nothing
+  /// for a backend that keeps none or a model without moe layers. The CUDA backend keeps it on
+  /// the device (no copy per step), the CPU backend in its moe blocks.
   virtual std::optional<std::uint64_t> routing_fingerprint() { return std::nullopt; }
   virtual void reset_routing_fingerprint() {}
 

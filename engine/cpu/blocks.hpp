@@ -3,6 +3,7 @@
 // ModelConfig::block(l). Each kind owns its weights (spans into the Model), its per-sequence
 // state (KV cache for the attention kinds; conv + recurrent state for gated_deltanet), and
 // names the stages it reports to the StageTimer.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -62,6 +63,10 @@ class Ffn {
   virtual void forward(const BlockContext& ctx, float* xb) = 0;
   virtual FfnKind kind() const = 0;
   virtual std::vector<Stage> stages() const = 0;
+  /// A moe ffn's running routing hash since the last reset (engine/routing_fingerprint.hpp);
+  /// nothing for an ffn that routes nothing.
+  virtual std::optional<std::uint64_t> routing_hash() const { return std::nullopt; }
+  virtual void reset_routing_hash() {}
 };
 
 /// Creates layer `l`'s mixer and ffn for `model` (weights checked by the caller), with a KV

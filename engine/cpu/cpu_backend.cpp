@@ -12,6 +12,7 @@
 #include "engine/cpu/matmul.hpp"
 #include "engine/cpu/ops.hpp"
 #include "engine/error.hpp"
+#include "engine/routing_fingerprint.hpp"
 
 namespace atlas::engine::cpu {
 
@@ -196,6 +197,18 @@ void CpuBackend::save_checkpoint() {
 }
 
 std::vector<int> CpuBackend::checkpoints() const { return checkpoints_.positions(); }
+
+std::optional<std::uint64_t> CpuBackend::routing_fingerprint() {
+  std::vector<std::uint64_t> layers;
+  for (const auto& f : ffns_)
+    if (const auto h = f->routing_hash()) layers.push_back(*h);
+  if (layers.empty()) return std::nullopt;
+  return combine_layer_routing(layers);
+}
+
+void CpuBackend::reset_routing_fingerprint() {
+  for (const auto& f : ffns_) f->reset_routing_hash();
+}
 
 std::span<const float> CpuBackend::forward(std::span<const int> tokens, int pos) {
   const long long n = static_cast<long long>(tokens.size());

@@ -34,6 +34,11 @@ class CpuBackend final : public Backend {
   void save_checkpoint() override;
   std::vector<int> checkpoints() const override;
 
+  /// The moe layers' routing hashes combined (engine/routing_fingerprint.hpp, the CUDA
+  /// backend's rule); nothing for a model without moe layers.
+  std::optional<std::uint64_t> routing_fingerprint() override;
+  void reset_routing_fingerprint() override;
+
   int threads() const { return pool_.size(); }
 
  private:

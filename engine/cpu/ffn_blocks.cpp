@@ -7,6 +7,7 @@
 #include "engine/cpu/gdn.hpp"
 #include "engine/cpu/matmul.hpp"
 #include "engine/cpu/ops.hpp"
+#include "engine/routing_fingerprint.hpp"
 
 namespace atlas::engine::cpu {
 
@@ -50,6 +51,8 @@ class MoeFfn final : public Ffn {
  public:
   MoeFfn(const ModelConfig& c, const LayerWeights& w) : c_(c), w_(w.moe) {}
   FfnKind kind() const override { return FfnKind::moe; }
+  std::optional<std::uint64_t> routing_hash() const override { return routing_hash_; }
+  void reset_routing_hash() override { routing_hash_ = 0; }
   std::vector<Stage> stages() const override {
     std::vector<Stage> s = {Stage::moe_router, Stage::moe_experts};
     if (c_.shared_expert_hidden_dim > 0) s.push_back(Stage::moe_shared);
@@ -80,6 +83,8 @@ class MoeFfn final : public Ffn {
           weight[at] = c_.norm_topk_prob ? p[chosen[at]] / sum : p[chosen[at]];
         }
       }
+      // Rows in token order, ids in choice order: the rule the CUDA router kernels follow too.
+      routing_hash_ = fold_expert_ids(routing_hash_, chosen);
     }
     {
       auto s = ctx.timer.scope(Stage::moe_experts);
@@ -177,6 +182,7 @@ class MoeFfn final : public Ffn {
  private:
   const ModelConfig& c_;
   const MoeWeights& w_;
+  std::uint64_t routing_hash_ = 0;
 };
 
 }  // namespace

@@ -127,11 +127,23 @@ AbResult run_ab(const AbRequest& request, const TargetFactory& make_target, Prog
     m.description = "prompts whose greedy output differs between A and B";
     m.samples = {static_cast<double>(out.parity.mismatches.size())};
     p.metrics["parity_mismatches"] = m;
+    if (out.parity.routed_prompts > 0) {
+      records::Metric rm = m;
+      rm.description = "prompts whose routing fingerprint (every expert id every moe layer chose) differs between A and B";
+      rm.samples = {static_cast<double>(out.parity.routing_mismatches.size())};
+      p.metrics["parity_routing_mismatches"] = rm;
+    }
     p.details = out.parity.to_json();
     rec.suites["parity"] = std::move(p);
     if (!out.parity.mismatches.empty()) {
       rec.invalid_reason = std::to_string(out.parity.mismatches.size()) + " of " +
                            std::to_string(out.parity.prompts) + " parity prompts differ between A and B";
+    } else if (!out.parity.routing_mismatches.empty()) {
+      // Same text, other experts: random-weight text is degenerate, routing is not, so the
+      // speedup measured here is of a computation that is not the same.
+      rec.invalid_reason = std::to_string(out.parity.routing_mismatches.size()) + " of " +
+                           std::to_string(out.parity.routed_prompts) +
+                           " parity prompts routed to other experts in B than in A";
     }
   }
   rec.verdicts = {{"ab", comparisons_json(out.comparisons)}};
@@ -182,6 +194,18 @@ Table ab_table(const AbResult& result) {
       t.notes.push_back("  prompt " + std::to_string(m.prompt_index) + " diverges at output position " +
                         std::to_string(m.position) + ": prompt \"" + m.prompt_text + "\" A \"" + m.a_text +
                         "\" B \"" + m.b_text + "\"");
+    }
+    const ParityReport& pr = result.parity;
+    if (pr.routed_prompts == 0) {
+      t.notes.push_back("routing: not compared: " + pr.routing_not_compared);
+    } else if (pr.routing_mismatches.empty()) {
+      t.notes.push_back("routing: identical over " + std::to_string(pr.routed_prompts) + " prompts (fingerprint " +
+                        hex64(pr.routing_a) + " on both sides)");
+    } else {
+      t.notes.push_back("routing: differs in " + std::to_string(pr.routing_mismatches.size()) + " of " +
+                        std::to_string(pr.routed_prompts) + " prompts (fingerprint A " + hex64(pr.routing_a) + ", B " +
+                        hex64(pr.routing_b) + "); first: prompt " +
+                        std::to_string(pr.routing_mismatches.front().prompt_index));
     }
   }
   t.notes.push_back(std::to_string(result.rounds) + " rounds; timed verdicts: paired Wilcoxon signed-rank interval of " +

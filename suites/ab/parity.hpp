@@ -29,11 +29,30 @@ struct ParityMismatch {
   std::string a_text, b_text;
 };
 
+/// A prompt whose routing fingerprints differ (engine/routing_fingerprint.hpp): some moe layer
+/// chose another expert at some step, whether or not the output text changed.
+struct RoutingMismatch {
+  int prompt_index = 0;
+  std::uint64_t a = 0, b = 0;
+};
+
 struct ParityReport {
   int prompts = 0;
   std::vector<ParityMismatch> mismatches;
+  /// Prompts whose routing both sides fingerprinted (0: a side keeps none, e.g. a dense model or
+  /// an HTTP endpoint; then routing was not compared).
+  int routed_prompts = 0;
+  std::vector<RoutingMismatch> routing_mismatches;
+  /// Every routed prompt's fingerprint folded in prompt order, per side: equal means identical
+  /// routing over the whole prompt set (printed, so two ab runs can be compared by eye).
+  std::uint64_t routing_a = 0, routing_b = 0;
+  /// Why routing was not compared when routed_prompts is 0 ("" otherwise).
+  std::string routing_not_compared;
   nlohmann::json to_json() const;
 };
+
+/// "0x" and 16 lower-case hex digits.
+std::string hex64(std::uint64_t v);
 
 /// The prompt set (deterministic in cfg.seed and the tokenizer).
 std::vector<std::vector<int>> parity_prompts(const engine::Tokenizer& tok, const ParityConfig& cfg);
@@ -43,7 +62,9 @@ std::vector<std::vector<int>> parity_prompts(const engine::Tokenizer& tok, const
 int first_divergence(const std::vector<int>& a, const std::vector<int>& b);
 
 /// Runs every prompt on a then b (session reset, no prefix reuse) and compares output ids (or,
-/// for targets that return no ids, the re-encoded text). Throws SuiteError when a request fails.
+/// for targets that return no ids, the re-encoded text) and, where both targets keep one, the
+/// routing fingerprint of each prompt's request (reset before it). Throws SuiteError when a
+/// request fails.
 ParityReport check_parity(Target& a, Target& b, const ParityConfig& cfg, Progress* progress = nullptr);
 
 }  // namespace atlas::suites

@@ -53,6 +53,62 @@ TEST_CASE("parity check finds a planted mismatch and names the prompt and positi
   CHECK(check_parity(a, c, cfg).mismatches.empty());
 }
 
+TEST_CASE("parity check compares routing fingerprints: a routing change the text does not show is found") {
+  atlas::test::FakeTarget a, b;
+  a.keeps_routing = b.keeps_routing = true;
+  ParityConfig cfg;
+  cfg.prompts = 50;
+  const auto prompts = parity_prompts(a.tokenizer(), cfg);
+  b.plant_routing_prompt = prompts[23];
+  const ParityReport rep = check_parity(a, b, cfg);
+  CHECK(rep.mismatches.empty());  // the text is the same
+  CHECK(rep.routed_prompts == 50);
+  REQUIRE(rep.routing_mismatches.size() == 1);
+  CHECK(rep.routing_mismatches[0].prompt_index == 23);
+  CHECK(rep.routing_mismatches[0].a != rep.routing_mismatches[0].b);
+  CHECK(rep.routing_a != rep.routing_b);
+  const auto j = rep.to_json()["routing"];
+  CHECK(j["mismatch_count"] == 1);
+  CHECK(j["mismatches"][0]["prompt_index"] == 23);
+  CHECK(j["a"].get<std::string>() == hex64(rep.routing_a));
+
+  // Unplanted: identical, and the prompt set's fingerprint is each prompt's folded in order,
+  // computed here from the rule itself (expert = id % 8 per generated token).
+  atlas::test::FakeTarget c, d, ref;
+  c.keeps_routing = d.keeps_routing = true;
+  const ParityReport same = check_parity(c, d, cfg);
+  CHECK(same.routing_mismatches.empty());
+  CHECK(same.routing_a == same.routing_b);
+  std::uint64_t expect = 0;
+  for (const auto& p : prompts) {
+    TargetRequest req;
+    req.prompt_ids = p;
+    req.max_new_tokens = cfg.max_new_tokens;
+    req.reuse_prefix = false;
+    ref.reset_session();
+    std::uint64_t h = 0;
+    for (int id : ref.generate(req).output_ids) {
+      const int e = id % 8;
+      h = (h ^ static_cast<std::uint64_t>(e + 1)) * 0x100000001b3ULL;
+    }
+    expect = (expect ^ h) * 0x100000001b3ULL;
+  }
+  CHECK(same.routing_a == expect);
+}
+
+TEST_CASE("parity check says why routing was not compared") {
+  atlas::test::FakeTarget a, b;
+  ParityConfig cfg;
+  cfg.prompts = 5;
+  const ParityReport none = check_parity(a, b, cfg);
+  CHECK(none.routed_prompts == 0);
+  CHECK(none.routing_not_compared.find("neither side") != std::string::npos);
+  b.keeps_routing = true;
+  const ParityReport one = check_parity(a, b, cfg);
+  CHECK(one.routed_prompts == 0);
+  CHECK(one.routing_not_compared.find("side a keeps no routing fingerprint") != std::string::npos);
+}
+
 TEST_CASE("compare_sides: medians, ratio, paired verdicts by direction") {
   atlas::records::SuiteResult a, b;
   auto& ta = a.metrics["ttft_ms"];
@@ -158,4 +214,39 @@ TEST_CASE("run_ab interleaves the sides and records parity") {
   REQUIRE(row != t.rows.end());
   CHECK((*row)[5] == "n/a (< 8 rounds)");
   CHECK((*row)[8] == "undecided");
+}
+
+TEST_CASE("run_ab: a routing change with the same text makes the record invalid and says where") {
+  AbRequest req;
+  req.suite = "decode-anatomy";
+  req.options.warmup = 0;
+  req.options.repetitions = 2;
+  req.options.config = {{"prompt_tokens", 8}, {"decode_tokens", 4}};
+  req.a = parse_side_spec("", "a");
+  req.b = parse_side_spec("", "b");
+  req.parity_config.prompts = 12;
+  const AbResult res = run_ab(req, [&](const SideSpec& s) {
+    auto t = std::make_unique<atlas::test::FakeTarget>();
+    t->keeps_routing = true;
+    if (s.label == "b") t->plant_routing_prompt = parity_prompts(t->tokenizer(), req.parity_config)[7];
+    return t;
+  });
+  const auto& p = res.record.suites.at("parity");
+  CHECK(p.metrics.at("parity_mismatches").samples == std::vector<double>{0});
+  CHECK(p.metrics.at("parity_routing_mismatches").samples == std::vector<double>{1});
+  CHECK(res.record.invalid_reason == "1 of 12 parity prompts routed to other experts in B than in A");
+  const Table t = ab_table(res);
+  REQUIRE(t.notes.size() >= 2);
+  CHECK(t.notes[0] == "greedy parity: 0 of 12 prompts differ");
+  CHECK(t.notes[1].rfind("routing: differs in 1 of 12 prompts (fingerprint A 0x", 0) == 0);
+  CHECK(t.notes[1].find("first: prompt 7") != std::string::npos);
+
+  // Both sides identical: the note names the shared fingerprint, the record stays valid.
+  const AbResult same = run_ab(req, [&](const SideSpec&) {
+    auto t = std::make_unique<atlas::test::FakeTarget>();
+    t->keeps_routing = true;
+    return t;
+  });
+  CHECK(same.record.invalid_reason.empty());
+  CHECK(ab_table(same).notes[1] == "routing: identical over 12 prompts (fingerprint " + hex64(same.parity.routing_a) + " on both sides)");
 }

@@ -4,10 +4,13 @@
 // request the cache holds the prompt and every generated token but the last), scripted
 // timestamps, and an optional planted output change for parity tests.
 #include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "engine/routing_fingerprint.hpp"
 #include "suites/target.hpp"
 
 namespace atlas::test {
@@ -50,7 +53,19 @@ class FakeTarget : public suites::Target {
   /// When set, requests whose prompt equals this get their output changed at `plant_position`.
   std::optional<std::vector<int>> plant_prompt;
   int plant_position = 0;
+  /// Keeps a routing fingerprint as an engine on a moe model does: each generated token
+  /// "routes" to expert (id % 8), folded by engine/routing_fingerprint.hpp's rule.
+  bool keeps_routing = false;
+  /// When set, requests whose prompt equals this route token 0 to another expert (the output
+  /// stays the same: a routing change the text does not show).
+  std::optional<std::vector<int>> plant_routing_prompt;
   int requests = 0;
+
+  std::optional<std::uint64_t> routing_fingerprint() override {
+    if (!keeps_routing) return std::nullopt;
+    return routing_hash_;
+  }
+  void reset_routing_fingerprint() override { routing_hash_ = 0; }
 
   std::string name() const override { return "fake"; }
   const engine::Tokenizer& tokenizer() const override { return tok_; }
@@ -83,6 +98,10 @@ class FakeTarget : public suites::Target {
       if (plant_prompt && *plant_prompt == req.prompt_ids && i == plant_position) next = next == 50 ? 51 : 50;
       if (!req.ignore_eos && next == 2) break;
       r.output_ids.push_back(next);
+      if (keeps_routing) {
+        const int expert = (plant_routing_prompt && *plant_routing_prompt == req.prompt_ids && i == 0) ? (next + 1) % 8 : next % 8;
+        routing_hash_ = engine::fold_expert_ids(routing_hash_, std::span<const int>(&expert, 1));
+      }
       r.token_t_ns.push_back(t);
       ctx.push_back(next);
       t += timing.decode_ns;
@@ -110,6 +129,7 @@ class FakeTarget : public suites::Target {
   }
   CharTokenizer tok_;
   std::vector<int> cached_;
+  std::uint64_t routing_hash_ = 0;
   std::int64_t clock_ = 5'000'000'000;
 };
 

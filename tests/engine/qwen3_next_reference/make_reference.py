@@ -152,7 +152,8 @@ def main():
     for length in PROMPT_LENGTHS:
         prompt = [int(t) for t in rng.randint(0, VOCAB, size=length)]
         with torch.no_grad():
-            out = model(torch.tensor([prompt]), use_cache=True)
+            out = model(torch.tensor([prompt]), use_cache=True, output_router_logits=True)
+            routing = routing_fingerprint(getattr(out, "router_logits", None), model.config.num_experts_per_tok)
             past = out.past_key_values
             logits = out.logits[0, -1].float()
             last_logits = logits.numpy().astype("<f4")
@@ -165,7 +166,10 @@ def main():
                 out = model(torch.tensor([[tok]]), past_key_values=past, use_cache=True)
                 past = out.past_key_values
                 logits = out.logits[0, -1].float()
-        cases.append({"prompt": prompt,
+        case = {"prompt": prompt}
+        if routing is not None:
+            case["routing_fingerprint_prompt"] = "0x%016x" % routing
+        cases.append({**case,
                       "last_logits_f32_b64": base64.b64encode(last_logits.tobytes()).decode(),
                       "greedy": tokens,
                       "margins": [round(m, 6) for m in margins]})
@@ -192,6 +196,27 @@ def main():
                     names[k] = list(st.get_slice(k).get_shape())
     with open(os.path.join(out_dir, "saved_tensor_names.json"), "w") as f:
         json.dump(names, f, indent=0, sort_keys=True)
+
+
+def routing_fingerprint(router_logits, k):
+    """The engine's routing fingerprint (engine/routing_fingerprint.hpp) of one forward, from
+    HF's router logits (one [tokens, experts] tensor per moe layer, in layer order): per layer
+    h = (h ^ (id + 1)) * FNV prime over the rows in token order and each row's top-k ids
+    highest-probability first; the layers combined by the same step. None when HF returned no
+    router logits."""
+    if not router_logits:
+        print("warning: no router_logits returned: the reference gets no routing fingerprint")
+        return None
+    prime, mask = 0x100000001B3, (1 << 64) - 1
+    model_hash = 0
+    for logits in router_logits:
+        ids = torch.topk(torch.softmax(logits.float(), dim=-1), k, dim=-1).indices
+        h = 0
+        for row in ids.reshape(-1, k).tolist():
+            for e in row:
+                h = ((h ^ (e + 1)) * prime) & mask
+        model_hash = ((model_hash ^ h) * prime) & mask
+    return model_hash
 
 
 if __name__ == "__main__":
