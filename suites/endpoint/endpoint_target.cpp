@@ -241,9 +241,10 @@ json EndpointTarget::request_body(const TargetRequest& req) const {
   // llama.cpp skips its prompt cache for this request (the whole prompt is prefilled; the slot
   // keeps it afterwards, so a warm follow-up still reuses it): cold without a salt.
   if (req.cold && kind_ == "llamacpp") body["cache_prompt"] = false;
-  // llama.cpp streams `"text": ""` for a token that completes no UTF-8 character; its timings
-  // on every chunk (predicted_n, cumulative) say how many tokens each chunk carried, so such a
-  // token is counted and TTFT is stamped at the first token (openai_stream.hpp).
+  // llama.cpp streams `"text": ""` for a token that may start a stop string and streams no
+  // chunk for one that completes no UTF-8 character; its timings on every chunk (predicted_n,
+  // cumulative) say how many tokens each chunk carried, so such tokens are counted and TTFT is
+  // stamped at the first chunk that carries a token (openai_stream.hpp).
   if (kind_ == "llamacpp") body["timings_per_token"] = true;
   if (req.return_token_ids) {
     if (kind_ == "llamacpp") {

@@ -1,5 +1,7 @@
 #include "suites/endpoint/openai_stream.hpp"
 
+#include <algorithm>
+
 #include "common/json_depth.hpp"
 #include "suites/endpoint/openai_logprobs.hpp"
 
@@ -79,6 +81,7 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
   }
   if (ch->empty()) {  // usage-only chunk: its count belongs to the last token-bearing chunk
     if (chunk_count >= 0 && !chunks_.empty()) chunks_.back().cumulative_tokens = chunk_count;
+    if (chunk_count > 0 && chunks_.empty()) stamp_unstreamed_tokens(t_ns, wake, chunk_count);
     return;
   }
   const json& c = (*ch)[0];
@@ -164,12 +167,23 @@ void OpenAiStreamReader::on_event(const SseEvent& ev, std::int64_t t_ns, std::ui
   if (!piece.empty() || !ids.empty() || count_grew) carries = true;
   if (!carries) {
     if (chunk_count >= 0 && !chunks_.empty()) chunks_.back().cumulative_tokens = chunk_count;
+    // Tokens the server counted on its finish chunk but never streamed before it (llama.cpp
+    // holds back a token that completes no UTF-8 character and drops the incomplete bytes at
+    // the end): they reached the client with this chunk, the first sign that they exist.
+    if (finish && chunk_count > 0 && chunks_.empty()) stamp_unstreamed_tokens(t_ns, wake, chunk_count);
     return;
   }
   if (listed) ids_seen_ = true;
   if (ids.empty()) ++ids_missing_;
   token_ids_.insert(token_ids_.end(), ids.begin(), ids.end());
   chunks_.push_back({t_ns, wake, std::move(piece), static_cast<int>(ids.size()), chunk_count});
+}
+
+void OpenAiStreamReader::stamp_unstreamed_tokens(std::int64_t t_ns, std::uint64_t wake, int count) {
+  cumulative_ = std::max(cumulative_, count);
+  cumulative_source_ = "server count on the finish chunk, no token streamed before it";
+  ++ids_missing_;
+  chunks_.push_back({t_ns, wake, std::string(), 0, count});
 }
 
 nlohmann::json OpenAiStreamReader::tool_calls() const {

@@ -6,9 +6,10 @@
 // a server count of generated tokens that grew with it. A role-only or empty first chunk is
 // therefore not a token (vLLM #3768), and a trailing usage-only chunk (`choices: []`) does not
 // move the last-token time (vLLM #55508); but a chunk with empty text whose server says it
-// carried a token is one: llama.cpp streams `"text": ""` for a token that completes no UTF-8
-// character (or may start a stop string), and TTFT must be stamped at the first token, not at
-// the first visible character.
+// carried a token is one: llama.cpp streams `"text": ""` for a token that may start a stop
+// string (its text is held back until the match fails or completes), and TTFT must be stamped
+// at the first token, not at the first visible character. A token that completes no UTF-8
+// character llama.cpp does not stream at all: its count arrives with the next chunk.
 //
 // Servers put token ids and counts in different places; the reader takes each where it is:
 //   token ids   choices[0].token_ids (vLLM and atlas-serve with `return_token_ids`),
@@ -18,7 +19,11 @@
 //               continuous_usage_stats), llama.cpp's `timings.predicted_n` (`timings_per_token`):
 //               cumulative; counted only on chunks before the finish chunk, or on the finish
 //               chunk of a stream that sent counts before it (a count on the finish chunk alone
-//               is the final usage, not a token)
+//               is the final usage, not a token), except when no token-bearing chunk came
+//               before it: then the counted tokens arrived with it (llama.cpp holds back a
+//               token that completes no UTF-8 character, so a reply of only such tokens is
+//               one finish chunk with "text": "" and predicted_n N), and the first token's
+//               time is that chunk's; the same for a usage-only chunk with nothing before it
 //   usage       a top-level `usage` object on any chunk (OpenAI/vLLM/SGLang/TRT-LLM: a final
 //               usage chunk; llama.cpp: on the finish chunk; vLLM continuous_usage_stats: on
 //               every chunk, completion_tokens cumulative)
@@ -87,11 +92,15 @@ class OpenAiStreamReader {
   /// llama.cpp's `timings` object of the last chunk that had one, or null.
   const nlohmann::json& server_timings() const { return timings_; }
   /// Where ContentChunk::cumulative_tokens came from: "server usage per chunk", "server timings
-  /// per chunk" (llama.cpp predicted_n), or "" when the server sent no counts per chunk.
+  /// per chunk" (llama.cpp predicted_n), "server count on the finish chunk, no token streamed
+  /// before it", or "" when the server sent no counts per chunk.
   const std::string& cumulative_source() const { return cumulative_source_; }
 
  private:
   void fail(std::string why);
+  /// Records a chunk of `count` tokens at `t_ns` for a stream whose finish or usage chunk is
+  /// the first to say tokens were generated (nothing token-bearing came before it).
+  void stamp_unstreamed_tokens(std::int64_t t_ns, std::uint64_t wake, int count);
 
   bool done_ = false;
   std::string error_;

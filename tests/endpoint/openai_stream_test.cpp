@@ -67,6 +67,27 @@ TEST_CASE("stream reader: an empty-text chunk is a token when the server's count
   CHECK(n.chunks()[0].ids == 1);
 }
 
+TEST_CASE("stream reader: tokens first counted on the finish or usage chunk, nothing streamed before, arrive with it") {
+  // llama.cpp: every token held back (no UTF-8 character completed), one finish chunk.
+  OpenAiStreamReader l;
+  feed(l, R"({"choices":[{"index":0,"text":"","finish_reason":"length"}],"usage":{"completion_tokens":3},"timings":{"predicted_n":3}})", 50);
+  feed(l, "[DONE]", 60);
+  REQUIRE(l.chunks().size() == 1);
+  CHECK(l.chunks()[0].t_ns == 50);
+  CHECK(l.chunks()[0].cumulative_tokens == 3);
+  CHECK(l.cumulative_source() == "server count on the finish chunk, no token streamed before it");
+  // An empty finish chunk, then a usage-only chunk: the usage chunk is the first sign.
+  OpenAiStreamReader v;
+  feed(v, R"({"choices":[{"index":0,"text":"","finish_reason":"length"}]})", 10);
+  feed(v, R"({"choices":[],"usage":{"completion_tokens":1}})", 20);
+  REQUIRE(v.chunks().size() == 1);
+  CHECK(v.chunks()[0].t_ns == 20);
+  // Zero tokens counted: still no chunk.
+  OpenAiStreamReader z;
+  feed(z, R"({"choices":[{"index":0,"text":"","finish_reason":"stop"}],"usage":{"completion_tokens":0}})", 10);
+  CHECK(z.chunks().empty());
+}
+
 TEST_CASE("stream reader: completions text, reasoning content counts as tokens") {
   OpenAiStreamReader r;
   feed(r, R"({"choices":[{"index":0,"text":""}]})", 1);

@@ -145,9 +145,10 @@ TEST_CASE("server shapes: llama.cpp: ids from logprobs, usage on the finish chun
 }
 
 TEST_CASE("server shapes: llama.cpp's empty-text chunk is a token where its timings say so: TTFT at the first token") {
-  // A first token that completes no UTF-8 character ("\xC3" of "é") streams as "text": "";
-  // timings_per_token's predicted_n counts it. Counted from the text, TTFT would be the second
-  // chunk (3 ms later) and the four tokens would spread over three chunks.
+  // A first token whose text llama-server holds back (it may start a stop string: checked
+  // against llama-server b9793) streams as "text": ""; timings_per_token's predicted_n counts
+  // it. Counted from the text, TTFT would be the second chunk (3 ms later) and the four tokens
+  // would spread over three chunks.
   ScriptServer s;
   s.models = owned_by("llamacpp", {{"meta", {{"n_ctx", 512}}}});
   s.script = transcript("llamacpp-completions-empty-text.sse");
@@ -175,6 +176,37 @@ TEST_CASE("server shapes: llama.cpp's empty-text chunk is a token where its timi
   v.models = owned_by("vllm", {{"max_model_len", 64}});
   v.start();
   CHECK_FALSE(EndpointTarget(opts(v.url())).request_body(q).contains("timings_per_token"));
+}
+
+TEST_CASE("server shapes: llama.cpp tokens it never streamed are counted at its finish chunk: TTFT defined, 3 tokens") {
+  // Captured from llama-server (b9793): three tokens that complete no UTF-8 character (byte
+  // 0xC3 three times) are held back, the incomplete bytes dropped at the end, so the reply is
+  // one finish chunk with "text": "" and predicted_n 3. The request had failed with "no token
+  // timestamps (no token generated)" although the server generated 3.
+  ScriptServer s;
+  s.models = owned_by("llamacpp", {{"meta", {{"n_ctx", 512}}}});
+  s.script = transcript("llamacpp-completions-held-back.sse");
+  s.start();
+  EndpointTarget t(opts(s.url()));
+  TargetRequest q;
+  q.prompt_ids = {1, 403, 407};
+  q.max_new_tokens = 3;
+  const TargetResponse r = t.generate(q);
+  INFO(r.error);
+  REQUIRE(r.ok);
+  CHECK(r.text.empty());
+  CHECK(r.completion_tokens == 3);
+  CHECK(r.token_count_source == "server count on the finish chunk, no token streamed before it (= server usage)");
+  REQUIRE(r.token_t_ns.size() == 3);
+  const auto writes = s.write_ns();
+  REQUIRE(writes.size() == 1);
+  for (auto ts : r.token_t_ns) CHECK(ts >= writes[0][0]);  // all at the finish chunk
+  CHECK(r.token_t_ns[0] == r.token_t_ns[2]);
+  const auto lat = atlas::suites::compute_latency(r);
+  CHECK(lat.output_tokens == 3);
+  CHECK(lat.first_read_tokens == 3);
+  CHECK_FALSE(lat.tpot_ms);  // no token has a time of its own after the first
+  CHECK(lat.ttft_ms > 0);
 }
 
 TEST_CASE("server shapes: the request asks each server for ids and an exact length in its own fields") {
