@@ -3,6 +3,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/json_depth.hpp"
+#include "common/json_text.hpp"
 
 namespace atlas {
 
@@ -23,7 +24,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
 nlohmann::json read_json_file(const std::filesystem::path& path) { return parse_json_text(read_file(path), path.string()); }
 
 void write_json_file_atomic(const std::filesystem::path& path, const nlohmann::json& j) {
-  write_file_atomic(path, j.dump(2) + "\n");
+  write_file_atomic(path, dump_pretty(j) + "\n");
 }
 
 }  // namespace atlas

@@ -15,6 +15,7 @@ nlohmann::json read_json_file(const std::filesystem::path& path);
 /// printers, diffs and comparisons that recurse once per level, and a file nested 10^6 deep
 /// crashed `records list`, `diff`, `merge` and `ratchet` with a stack overflow.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);
-/// Writes `j` (2-space indent, trailing newline) atomically.
+/// Writes `j` (2-space indent down to kPrettyJsonLevels levels, common/json_text.hpp; trailing
+/// newline) atomically.
 void write_json_file_atomic(const std::filesystem::path& path, const nlohmann::json& j);
 }  // namespace atlas

@@ -1,5 +1,7 @@
 #include "gates/identity.hpp"
 
+#include <set>
+
 #include "gates/error.hpp"
 
 namespace atlas::gates {
@@ -48,6 +50,16 @@ void check_model_identity(const Baseline& b, const records::ModelInfo& model, co
                   (format_differs ? "; a " + model.format + " run cannot be judged against a " + format + " baseline" : "") +
                   ". Run with --model set to the baseline's model, or give this model its own baseline "
                   "(--baselines-dir or --machine-class, then `baseline init`)");
+}
+
+std::vector<std::string> unpinned_suites(const Baseline& b) {
+  const bool has = b.identity.is_object() && b.identity.contains("suites") && b.identity["suites"].is_object();
+  std::set<std::string> out;
+  for (const auto& [key, m] : b.metrics) {
+    const std::string suite = key.substr(0, key.find('/'));
+    if (!has || !b.identity["suites"].contains(suite)) out.insert(suite);
+  }
+  return {out.begin(), out.end()};
 }
 
 void check_suite_identity(const Baseline& b, const records::Record& r, const std::string& baseline_file) {

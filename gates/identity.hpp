@@ -4,6 +4,7 @@
 // includes the CPU and valgrind the counts were made with), and a record that differs is an
 // input error (exit 3) naming both sides, not a regression or a pass.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,13 @@ nlohmann::json identity_of(const records::Record& r);
 /// (e.g. a .gguf run against a .bin baseline); the message names both files and formats and
 /// `baseline_file`. A baseline without an identity, or an empty field on either side, passes.
 void check_model_identity(const Baseline& baseline, const records::ModelInfo& model, const std::string& baseline_file);
+
+/// The suites with metrics in `judged` (the stored values a gate compares) whose config the
+/// baseline's identity does not pin (no identity.suites.<suite>), sorted. The judge runs the
+/// merge-base's suite config; without a pin nothing shows that the stored values were measured
+/// with it, so a suite config changed (and merged) since they were stored shapes every later
+/// verdict unseen: a shrunk workload reads as an improvement that hides a regression.
+std::vector<std::string> unpinned_suites(const Baseline& judged);
 
 /// Throws GateError when a suite present in both the baseline's identity and `r` ran with a
 /// different config (the message names the suite and the differing fields).

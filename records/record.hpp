@@ -33,6 +33,9 @@ struct MachineInfo {
   /// Device 0's clocks when the run started: {"sm_mhz", "sm_max_mhz"} (NVML), else null.
   nlohmann::json gpu_clocks = nullptr;
   std::string machine_class;            ///< e.g. "cpu-2c-x86_64" or "h200"; names baseline folders
+  /// The class this box detects when machine_class was given (--machine-class) and differs from
+  /// it; "" otherwise. The given class picks the BASELINE judged, so a reader must see both.
+  std::string detected_machine_class;
   std::string hostname;
 };
 

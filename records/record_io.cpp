@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "common/json_file.hpp"
+#include "common/json_text.hpp"
 #include "records/error.hpp"
 #include "records/summary.hpp"
 
@@ -22,10 +23,12 @@ json build_json(const BuildInfo& b) {
   return {{"compiler", b.compiler}, {"flags", b.flags}, {"build_type", b.build_type}, {"cuda_version", b.cuda_version}};
 }
 json machine_json(const MachineInfo& m) {
-  return {{"cpu_model", m.cpu_model},   {"cores", m.cores},           {"memory_bytes", m.memory_bytes},
-          {"gpu_name", m.gpu_name},     {"gpu_driver", m.gpu_driver}, {"gpu_count", m.gpu_count},
-          {"gpu_clocks", m.gpu_clocks},
-          {"machine_class", m.machine_class}, {"hostname", m.hostname}};
+  json j = {{"cpu_model", m.cpu_model},   {"cores", m.cores},           {"memory_bytes", m.memory_bytes},
+            {"gpu_name", m.gpu_name},     {"gpu_driver", m.gpu_driver}, {"gpu_count", m.gpu_count},
+            {"gpu_clocks", m.gpu_clocks},
+            {"machine_class", m.machine_class}, {"hostname", m.hostname}};
+  if (!m.detected_machine_class.empty()) j["detected_machine_class"] = m.detected_machine_class;  // only when overridden
+  return j;
 }
 json model_json(const ModelInfo& m) {
   return {{"path", m.path},
@@ -141,6 +144,7 @@ MachineInfo machine_from(const Reader& rd, const json& j, const std::string& w) 
   m.machine_class = rd.str(j, w, "machine_class");
   if (m.machine_class.empty()) rd.fail(Reader::child(w, "machine_class"), "must not be empty");
   m.hostname = rd.str(j, w, "hostname", false);
+  m.detected_machine_class = rd.str(j, w, "detected_machine_class", false);
   return m;
 }
 
@@ -330,7 +334,9 @@ std::string record_text(const Record& r) {
   // A record that would not read back (e.g. an infinite sample, which JSON writes as null) is
   // refused here, before it reaches disk, rather than discovered by the next reader.
   record_from_json(j, "record being written (run_id \"" + r.run_id + "\")");
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  // Indented only down to kPrettyJsonLevels (common/json_text.hpp): a record nested deep came
+  // out quadratically larger than it went in.
+  return dump_pretty(j, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace atlas::records

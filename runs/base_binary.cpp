@@ -1,10 +1,13 @@
 #include "runs/base_binary.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include "gates/base_build.hpp"
+#include "gates/error.hpp"
+#include "gates/process.hpp"
 #include "runs/side_run.hpp"
 
 namespace atlas::runs {
@@ -13,6 +16,46 @@ namespace {
 namespace fs = std::filesystem;
 
 }  // namespace
+
+GivenBase identify_given_base(const std::string& path) {
+  GivenBase g;
+  g.path = path;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw gates::GateError("--base-bin " + path + ": no such file (the base side's binary, built from the merge-base)");
+  const gates::ProcessResult r = gates::run_process({fs::absolute(path).string(), "--version"}, fs::current_path());
+  if (r.exit_status != 0)
+    throw gates::GateError("--base-bin " + path + ": `" + path + " --version` failed (exit " + std::to_string(r.exit_status) +
+                           (r.err.empty() ? std::string() : ": " + r.err.substr(0, r.err.find('\n'))) +
+                           "), so it cannot say which commit it was built from");
+  g.version_output = r.out.substr(0, std::min(r.out.find('\n'), std::size_t{200}));
+  g.reported = parse_build_commit(r.out);
+  return g;
+}
+
+void require_merge_base_build(GivenBase& g, const std::string& merge_base, const std::string& target) {
+  if (merge_base.empty()) return;
+  const std::string flag = "--base-bin " + g.path;
+  const std::string mb = "the merge-base " + merge_base + " of " + target;
+  const std::string fix = ": give the merge-base's build (leave out --base-bin and the gate builds it)";
+  if (!g.reported)
+    throw gates::GateError(flag + " does not say which commit it was built from (its --version printed \"" +
+                           g.version_output + "\"), so nothing ties it to " + mb + fix);
+  if (g.reported->commit != merge_base)
+    throw gates::GateError(flag + " was built from commit " + g.reported->commit + ", not " + mb +
+                           " (a binary of another commit, the PR's own included, would not judge the change against "
+                           "its base)" + fix);
+  if (g.reported->dirty)
+    throw gates::GateError(flag + " was built from " + merge_base +
+                           " with uncommitted changes (dirty tree), so it is not the merge-base's code" + fix);
+  g.checked_against = merge_base;
+}
+
+std::string given_base_text(const GivenBase& g) {
+  if (!g.reported) return "its --version names no commit: \"" + g.version_output + "\"";
+  return "built from " + g.reported->commit.substr(0, 12) + (g.reported->dirty ? " (dirty tree)" : " (clean tree)") +
+         (g.checked_against.empty() ? ", not checked: no merge-base" : ", the merge-base");
+}
 
 std::string self_exe() {
   std::error_code ec;
@@ -33,7 +76,8 @@ BaseBinary resolve_base_binary(const BaseBinaryOptions& o, const gates::MergeBas
       return b;
     }
     b.path = fs::absolute(o.base_bin).string();
-    b.build_line = "merge-base build: skipped, base binary given (--base-bin " + o.base_bin + ")";
+    b.build_line = "merge-base build: skipped, base binary given (--base-bin " + o.base_bin +
+                   (o.base_bin_identity.empty() ? std::string() : ", " + o.base_bin_identity) + ")";
     return b;
   }
   if (!merge_base.ran) {

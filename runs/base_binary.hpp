@@ -4,14 +4,39 @@
 // (runs/timed_gate.hpp). Either --base-bin, or this very binary when the merge-base is HEAD
 // with no tracked change (an A/A run), or the merge-base built and cached per commit by
 // gates::build_base.
+#include <optional>
 #include <string>
 
+#include "common/build_commit.hpp"
 #include "gates/merge_base_check.hpp"
 
 namespace atlas::runs {
 
+/// What a prebuilt base binary (--base-bin) says it was built from: `<path> --version`.
+struct GivenBase {
+  std::string path;                       ///< as given
+  std::optional<ReportedBuild> reported;  ///< nullopt: its --version names no commit
+  std::string version_output;             ///< first line of its --version output, for messages
+  std::string checked_against;            ///< the merge-base commit it matched; "" when none was known
+};
+
+/// Runs `<path> --version` (no shell). Throws GateError naming --base-bin and the path when the
+/// file is missing or does not run.
+GivenBase identify_given_base(const std::string& path);
+
+/// The base side must be the merge-base's build: a head binary given as --base-bin (GATE_ARGS in
+/// the PR's Makefile) made every judgement against the merge-base an A/A run. Throws GateError
+/// (exit 3, before any suite runs) naming --base-bin, the path and both commits when `merge_base`
+/// is known and the binary reports another commit, a dirty tree, or no commit at all; sets
+/// `checked_against` when it matches. With no merge-base (outside git) nothing is compared.
+void require_merge_base_build(GivenBase& given, const std::string& merge_base_commit, const std::string& target);
+
+/// One line for the summary: "built from <sha12> (clean tree), the merge-base" and the like.
+std::string given_base_text(const GivenBase& given);
+
 struct BaseBinaryOptions {
   std::string base_bin;        ///< --base-bin: a prebuilt base binary (CI artifact); skips the build
+  std::string base_bin_identity;  ///< given_base_text of it, for the build line ("" when unchecked)
   std::string base_cache_dir;  ///< --base-cache-dir ("" = gates::default_base_cache_dir)
   int build_jobs = 0;
 };

@@ -46,7 +46,10 @@ records::MachineInfo gate_machine(const std::string& backend, const std::string&
       std::cerr << "atlas-bench: no GPU machine class (" << why << "); using " << m.machine_class << "\n";
     }
   }
-  if (!machine_class.empty()) m.machine_class = machine_class;
+  if (!machine_class.empty() && machine_class != m.machine_class) {
+    m.detected_machine_class = m.machine_class;
+    m.machine_class = machine_class;
+  }
   return m;
 }
 

@@ -34,7 +34,8 @@ std::string model_to_open(const std::string& model, const std::string& data_dir)
 
 /// This machine as a gate (and `run`) sees it: records::collect_machine(), and for the cuda
 /// backend the GPU name, count, driver, clocks and a GPU machine class from NVML ("h200",
-/// "h200-x8"); `machine_class` (when not empty) overrides the class.
+/// "h200-x8"); `machine_class` (when not empty) overrides the class, and when it differs the
+/// detected one is kept in detected_machine_class.
 records::MachineInfo gate_machine(const std::string& backend, const std::string& machine_class);
 
 class GateSuiteRunner {

@@ -13,6 +13,7 @@
 #include "gates/counted_vs_base.hpp"
 #include "gates/config.hpp"
 #include "gates/error.hpp"
+#include "gates/identity.hpp"
 #include "gates/markdown_printer.hpp"
 #include "gates/merge_base_check.hpp"
 #include "gates/text_printer.hpp"
@@ -43,6 +44,15 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   const GateConfig& cfg = inputs.config;
   const records::MachineInfo machine = gate_machine(c.engine.backend, c.machine_class);
   const fs::path baseline_file = baseline_path(c.baselines_dir, machine.machine_class, cfg.gate);
+  // A prebuilt base binary must be the merge-base's build, checked before any suite runs: the
+  // PR's own binary given as --base-bin (GATE_ARGS in the PR's Makefile) made the judgements
+  // against the merge-base A/A runs.
+  std::optional<GivenBase> given_base;
+  if (!o.timed.base_bin.empty()) {
+    given_base = identify_given_base(o.timed.base_bin);
+    require_merge_base_build(*given_base, inputs.merge_base.found() ? inputs.merge_base.commit : std::string(),
+                             inputs.merge_base.target);
+  }
   std::optional<Baseline> baseline;
   if (fs::exists(baseline_file)) baseline = load_baseline(baseline_file);  // a bad file fails before any run
   if (o.timed_only && !cfg.timed.enabled)
@@ -89,7 +99,9 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   const bool timed_here = cfg.timed.enabled && !o.no_timed;
   BaseBinary base;
   if (counted_here || timed_here) {
-    base = resolve_base_binary({o.timed.base_bin, o.timed.base_cache_dir, o.timed.build_jobs}, merge_base);
+    base = resolve_base_binary({o.timed.base_bin, given_base ? given_base_text(*given_base) : std::string(),
+                                o.timed.base_cache_dir, o.timed.build_jobs},
+                               merge_base);
     if (!base.build_line.empty()) std::cerr << base.build_line << "\n";
   }
   std::vector<std::string> counted_notes;
@@ -107,6 +119,17 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   for (const auto& why : unreviewed_judge(inputs, merge_base, baseline.has_value() && !o.timed_only)) {
     decision.reasons.push_back(why);
     if (decision.overall == Overall::pass) decision.overall = Overall::inconclusive;
+  }
+  // Stored values are judged like with like only where the BASELINE pins the suite config they
+  // were measured with (gates/identity.hpp); the judge runs the merge-base's.
+  if (baseline && !o.timed_only) {
+    for (const auto& suite : unpinned_suites(judged_baseline)) {
+      decision.reasons.push_back("the BASELINE " + baseline_file.string() + " does not pin the config of suite " + suite +
+                                 " (identity.suites." + suite + "), so nothing shows its stored values were measured with "
+                                 "the config judged now: the result cannot pass; `atlas-bench baseline ratchet --record "
+                                 "<this run's record>` pins it");
+      if (decision.overall == Overall::pass) decision.overall = Overall::inconclusive;
+    }
   }
 
   TimedReport timed;
@@ -147,6 +170,12 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
         " disturbed by load (at most " + std::to_string(static_cast<int>(cfg.timed.max_disturbed_share * 100 + 0.5)) +
         " % allowed)");
   }
+  // --machine-class picks the BASELINE judged: a class other than this box's is said beside the
+  // verdict (and kept in the record's machine.detected_machine_class), never silently.
+  if (!machine.detected_machine_class.empty())
+    decision.reasons.push_back("machine class " + machine.machine_class + " given by --machine-class; this box is " +
+                               machine.detected_machine_class + " (the class picks the BASELINE: " + baseline_file.string() +
+                               ")");
   const bool judged_anything = baseline.has_value() || o.timed_only;
   decision.overall = worst(decision.overall, timed_answer);
 
@@ -159,6 +188,12 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   record.verdicts["stored_timed_gated"] = stored_timed;
   record.verdicts["baseline_file"] = baseline_file.string();
   record.verdicts["merge_base"] = to_json(merge_base);
+  if (given_base)
+    record.verdicts["base_binary"] = {{"given", given_base->path},
+                                      {"version", given_base->version_output},
+                                      {"built_from", given_base->reported ? given_base->reported->commit : std::string()},
+                                      {"dirty", given_base->reported && given_base->reported->dirty},
+                                      {"checked_against", given_base->checked_against}};
   if (counted_here) record.verdicts["counted_vs_merge_base"] = to_json(counted);
   record.verdicts["gate_config"] = to_json(cfg);
   // Where the judge's inputs came from: the merge-base's copies, or files as given.

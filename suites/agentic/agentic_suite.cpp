@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/clock.hpp"
+#include "common/sha256.hpp"
 #include "suites/cold_request.hpp"
 #include "suites/error.hpp"
 #include "suites/metric_util.hpp"
@@ -230,8 +231,13 @@ records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& optio
 
   std::vector<AgenticTrace> traces;
   nlohmann::json skipped = nlohmann::json::array();
+  // The traces' contents are part of what the counts were measured with: a BASELINE pins this
+  // config (gates/identity.hpp), and a trace edited under the same name changes every count.
+  nlohmann::json trace_sha = nlohmann::json::object();
   for (const auto& name : cfg.traces) {
-    AgenticTrace t = load_trace(resolve_resource(name, "traces"));
+    const auto path = resolve_resource(name, "traces");
+    AgenticTrace t = load_trace(path);  // first: its error names a missing or malformed trace
+    trace_sha[name] = sha256_file_hex(path);
     const int budget = TraceRenderer(target.tokenizer(), t, options.seed).token_budget();
     if (budget > target.context_length()) {
       skipped.push_back({{"trace", t.name}, {"needs_tokens", budget}, {"context_length", target.context_length()}});
@@ -239,6 +245,7 @@ records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& optio
     }
     traces.push_back(std::move(t));
   }
+  r.config["trace_sha256"] = trace_sha;
   r.details["skipped"] = skipped;
   std::string skip_note;  // said, not only recorded (see the ttft suite)
   for (const auto& s : skipped) {

@@ -107,3 +107,25 @@ TEST_CASE("the shipped pr gate runs the instructions suite with a 0.5 % toleranc
   CHECK(std::find(pr.suites.begin(), pr.suites.end(), "instructions") != pr.suites.end());
   CHECK(default_tolerance(pr, MetricKind::counted, "instructions/instructions_per_decode_token").relative == 0.005);
 }
+
+TEST_CASE("unpinned suites: the suites with stored metrics whose config the baseline does not pin") {
+  Baseline b;
+  const auto m = test::baseline_metric(5, {5}, MetricKind::counted);
+  b.metrics["agentic/coding-agent/prefilled_tokens/turn=1"] = m;
+  b.metrics["agentic/reuse_shortfall_tokens"] = m;
+  b.metrics["bfcl/entries_failed"] = m;
+  b.metrics["instructions/instructions_per_decode_token"] = m;
+  CHECK(unpinned_suites(b) == std::vector<std::string>{"agentic", "bfcl", "instructions"});  // no identity at all
+  b.identity = {{"model", nlohmann::json::object()}, {"suites", {{"instructions", {{"decode_tokens", 16}}}}}};
+  CHECK(unpinned_suites(b) == std::vector<std::string>{"agentic", "bfcl"});  // the committed CPU file's shape
+  // ratchet learns the configs of the suites the record ran (values unchanged).
+  auto r = test::record_with("agentic", "reuse_shortfall_tokens", test::metric({5}, MetricKind::counted));
+  r.suites["agentic"].config = {{"traces", {"coding-agent"}}};
+  r.suites["bfcl"].name = "bfcl";
+  r.suites["bfcl"].config = {{"name", "bfcl-pr"}};
+  r.suites["bfcl"].metrics["entries_failed"] = test::metric({5}, MetricKind::counted);
+  ratchet(b, r, test::test_config(), kStamp);
+  CHECK(unpinned_suites(b).empty());
+  CHECK(b.identity["suites"]["agentic"] == r.suites["agentic"].config);
+  CHECK(b.identity["suites"]["instructions"] == nlohmann::json{{"decode_tokens", 16}});  // kept
+}

@@ -15,6 +15,11 @@
 #include "gates/baseline.hpp"
 #include "gates/judge_file.hpp"
 #include "gates/process.hpp"
+#include "common/build_commit.hpp"
+#include "records/provenance.hpp"
+#include "records/record_io.hpp"
+#include "records/store.hpp"
+#include "tests/gates/base_bin_wrapper.hpp"
 #include "tests/gates/gate_fixtures.hpp"
 #include "tests/gates/git_repo.hpp"
 #include "tests/sanitized.hpp"
@@ -81,11 +86,26 @@ void loosen_baseline(const fs::path& baselines) {
   gates::save_baseline(file, b);
 }
 
-gates::ProcessResult gate(const char* exe, const fs::path& cwd, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {exe,           "gate",      "--timed-only",   "--base-bin", exe, "--machine-class",
-                                   "cpu-test",    "--store",   "store"};
+// The base side: this build, standing in for a build of the scratch repository's main (the
+// merge-base of every case here), as the gate's --base-bin check requires.
+gates::ProcessResult gate_with_base(const char* exe, const fs::path& cwd, const std::string& base_bin,
+                                    std::vector<std::string> extra) {
+  std::vector<std::string> argv = {exe,        "gate",      "--timed-only", "--base-bin", base_bin, "--machine-class",
+                                   "cpu-test", "--store",   "store"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return gates::run_process(argv, cwd);
+}
+
+// The merge-base of every case here; a shallow clone has no main (and no merge-base to check).
+std::string main_commit(const fs::path& repo) {
+  std::string sha = gates::run_process({"git", "rev-parse", "--verify", "-q", "main"}, repo).out;
+  while (!sha.empty() && (sha.back() == '\n' || sha.back() == '\r')) sha.pop_back();
+  return sha.empty() ? std::string(40, '0') : sha;
+}
+
+gates::ProcessResult gate(const char* exe, const fs::path& cwd, std::vector<std::string> extra) {
+  const fs::path bin = test::base_bin_wrapper(fs::path(cwd.string() + "-base-bin"), exe, test::clean_build_line(main_commit(cwd)));
+  return gate_with_base(exe, cwd, bin.string(), std::move(extra));
 }
 
 }  // namespace
@@ -111,6 +131,61 @@ TEST_CASE("judge holes: the PR's timed metrics and suite config are shown, not o
                      "merge-base's copy") != std::string::npos);
   CHECK(res.out.find("timed suite config suites.json changed since the merge-base "
                      "(/suites/decode-anatomy/decode_tokens)") != std::string::npos);
+  // --machine-class picked another class's BASELINE: said where the verdict is, and recorded.
+  const std::string detected = records::collect_machine().machine_class;
+  REQUIRE(detected != "cpu-test");
+  CHECK(res.out.find("; machine class cpu-test given by --machine-class; this box is " + detected +
+                     " (the class picks the BASELINE: baselines/cpu-test/pr.BASELINE.json)") !=
+        std::string::npos);
+  const auto files = records::list_records(repo / "store");
+  REQUIRE(files.size() == 1);
+  const auto rec = records::read_record(files[0].path);
+  CHECK(rec.machine.machine_class == "cpu-test");
+  CHECK(rec.machine.detected_machine_class == detected);
+  // The base binary's identity is in the record too.
+  CHECK(rec.verdicts["base_binary"]["built_from"] == main_commit(repo));
+  CHECK(rec.verdicts["base_binary"]["checked_against"] == main_commit(repo));
+  CHECK(res.err.find("base binary given (--base-bin ") != std::string::npos);
+  CHECK(res.err.find(", built from " + main_commit(repo).substr(0, 12) + " (clean tree), the merge-base)") != std::string::npos);
+}
+
+TEST_CASE("judge holes: a --base-bin that is not the merge-base's clean build is refused before anything runs") {
+  const char* exe = exe_or_skip();
+  if (!exe) return;
+  const fs::path repo = pr_checkout("gates_judge_base_bin");
+  const std::string mb = main_commit(repo);
+  // The head's own binary as the base side (GATE_ARGS="--base-bin build/tools/atlas-bench"): both
+  // sides the PR's code, so a planted slowdown ran as an A/A judgement.
+  auto res = gate_with_base(exe, repo, exe, {"--inject-decode-delay-us", "200"});
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 3);
+  CHECK(res.err.find(std::string("--base-bin ") + exe) != std::string::npos);
+  CHECK(res.err.find("the merge-base " + mb + " of main") != std::string::npos);
+  if (std::string(build_commit()) != "unknown") {  // a build from a source tarball names no commit
+    CHECK(res.err.find(std::string("was built from commit ") + build_commit() + ", not the merge-base " + mb) !=
+          std::string::npos);
+  }
+  CHECK(res.out.find("result:") == std::string::npos);  // refused, not judged
+  // The right commit but a dirty tree: not the merge-base's code.
+  const fs::path dirty = test::base_bin_wrapper(test::scratch_dir("gates_judge_base_bin_dirty"), exe,
+                                                "atlas-bench 0.1.0 (commit " + mb + ", dirty tree)");
+  res = gate_with_base(exe, repo, dirty.string(), {});
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 3);
+  CHECK(res.err.find("--base-bin " + dirty.string() + " was built from " + mb +
+                     " with uncommitted changes (dirty tree)") != std::string::npos);
+  // An older build that names no commit.
+  const fs::path old = test::base_bin_wrapper(test::scratch_dir("gates_judge_base_bin_old"), exe, "atlas-bench 0.1.0");
+  res = gate_with_base(exe, repo, old.string(), {});
+  INFO(res.out, res.err);
+  CHECK(res.exit_status == 3);
+  CHECK(res.err.find("--base-bin " + old.string() + " does not say which commit it was built from (its --version "
+                     "printed \"atlas-bench 0.1.0\"), so nothing ties it to the merge-base " + mb + " of main") !=
+        std::string::npos);
+  // A missing file.
+  res = gate_with_base(exe, repo, (repo / "no-such-binary").string(), {});
+  CHECK(res.exit_status == 3);
+  CHECK(res.err.find("--base-bin " + (repo / "no-such-binary").string() + ": no such file") != std::string::npos);
 }
 
 TEST_CASE("judge holes: \"target_branch\": \"HEAD\" in the PR's gate config does not pick the merge-base") {

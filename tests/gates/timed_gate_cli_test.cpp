@@ -1,7 +1,7 @@
 // End to end: `atlas-bench gate --timed-only` with the base side given as a binary (--base-bin:
-// this same build, so the two sides differ only by the planted delay on the head side). A big
-// planted slowdown must fail the gate (exit 1); no delay must never (exit 0, or 2 when the box
-// is too loaded to decide). Short suites and few rounds: the statistics are tested in
+// this same build behind a wrapper that names the merge-base, so the two sides differ only by
+// the planted delay on the head side). A big planted slowdown must fail the gate (exit 1); no
+// delay must never (exit 0, or 2 when the box is too loaded to decide). Short suites and few rounds: the statistics are tested in
 // tests/records/paired_judgement_test.cpp, this tests the plumbing (subprocesses, order, the
 // hook reaching only the head side, exit codes, the printed table).
 #include <doctest/doctest.h>
@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "common/atomic_file.hpp"
+#include "gates/merge_base.hpp"
 #include "gates/process.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
+#include "tests/gates/base_bin_wrapper.hpp"
 #include "tests/gates/git_repo.hpp"
 #include "tests/sanitized.hpp"
 #include "tests/test_data.hpp"
@@ -63,8 +65,14 @@ TEST_CASE("gate --timed-only: a planted delay on the head side fails the gate, n
   // here: max_wait_share 0.95.) One look at 8 rounds for the unchanged run: it only must not fail.
   write_file_atomic(dir / "gate.json", gate_config((dir / "suites.json").string(), "[12, 20]"));
   write_file_atomic(dir / "gate8.json", gate_config((dir / "suites.json").string(), "[8]"));
+  // The base side is this build standing in for the merge-base's (the scratch folder may lie in
+  // the project's own checkout, whose merge-base the gate checks --base-bin against).
+  const auto mb = gates::find_merge_base(dir, gates::choose_target("", ""));
+  const std::string base_bin =
+      test::base_bin_wrapper(dir.string() + "-base-bin", exe, test::clean_build_line(mb.found() ? mb.commit : std::string(40, '0')))
+          .string();
   auto gate = [&](std::vector<std::string> extra, const std::string& config = "gate.json") {
-    std::vector<std::string> argv = {exe, "gate", "--config", config, "--timed-only", "--base-bin", exe,
+    std::vector<std::string> argv = {exe, "gate", "--config", config, "--timed-only", "--base-bin", base_bin,
                                      "--baselines-dir", "b", "--store", "store"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return gates::run_process(argv, dir);

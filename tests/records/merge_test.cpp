@@ -1,7 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "common/json_file.hpp"
 #include "records/error.hpp"
 #include "records/merge.hpp"
 #include "records/record_io.hpp"
@@ -98,4 +102,62 @@ TEST_CASE("merge refuses the same shard twice and two runs of one shard") {
                        doctest::Contains("are two runs of nightly shard 0/2"), RecordError);
   shards[1].verdicts["shard"]["index"] = 1;
   CHECK(atlas::records::merge_records(shards).merged_from == std::vector<std::string>{"shard-a", "shard-b"});
+}
+
+namespace {
+
+// A hostile suite detail: `width` keys, each an array nested `depth` levels around a 0.
+nlohmann::json nested_details(int depth, int width, const std::string& prefix) {
+  nlohmann::json details = nlohmann::json::object();
+  const std::string chain = std::string(static_cast<std::size_t>(depth), '[') + "0" + std::string(static_cast<std::size_t>(depth), ']');
+  for (int i = 0; i < width; ++i) details[prefix + std::to_string(i)] = nlohmann::json::parse(chain);
+  return details;
+}
+
+struct Sizes {
+  std::size_t in = 0, out = 0;
+};
+
+// `records merge` as the CLI does it: shard texts read under the nesting limit, merged, written.
+Sizes merge_sizes(int depth, int width) {
+  auto shards = two_shards();
+  if (width > 0) {
+    shards[0].suites["ttft"].details = nested_details(depth, width, "a");
+    shards[1].suites["ttft"].details = nested_details(depth, width, "b");
+  }
+  Sizes s;
+  std::vector<Record> read;
+  for (const auto& shard : shards) {
+    const std::string text = atlas::records::to_json(shard).dump();  // what a hostile author writes: compact
+    s.in += text.size();
+    read.push_back(atlas::records::record_from_json(atlas::parse_json_text(text, "shard"), "shard"));
+  }
+  s.out = atlas::records::record_text(atlas::records::merge_records(read)).size();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("merge: output bytes grow linearly with the input, however deep or repetitive the record") {
+  // Full indentation wrote 2 spaces per level on every line, so a chain d deep came out O(d^2):
+  // 143 KB in, 200 MB out. Measured as bytes beyond the payload-free shards, on inputs doubled in
+  // depth (up to the 256-level read limit) and in width.
+  const Sizes empty = merge_sizes(0, 0);
+  auto check_family = [&](const std::vector<std::pair<int, int>>& steps, const char* what) {
+    std::optional<Sizes> last;
+    for (const auto& [depth, width] : steps) {
+      const Sizes s = merge_sizes(depth, width);
+      const double in = static_cast<double>(s.in - empty.in), out = static_cast<double>(s.out - empty.out);
+      INFO(what, ": depth ", depth, ", width ", width, ": ", in, " bytes in, ", out, " bytes out");
+      CHECK(out <= 8 * in);  // a constant factor, whatever the depth
+      if (last) {
+        const double last_in = static_cast<double>(last->in - empty.in), last_out = static_cast<double>(last->out - empty.out);
+        CHECK(in / last_in == doctest::Approx(2.0).epsilon(0.1));  // the input doubled ...
+        CHECK(out <= 2.1 * last_out);                              // ... and the output at most did
+      }
+      last = s;
+    }
+  };
+  check_family({{31, 32}, {62, 32}, {124, 32}, {248, 32}}, "depth doubling");
+  check_family({{248, 16}, {248, 32}, {248, 64}, {248, 128}}, "width doubling");
 }

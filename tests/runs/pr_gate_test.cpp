@@ -101,6 +101,21 @@ TEST_CASE("run_pr_gate: not judged without a baseline (exit 3), pass against its
   CHECK(runs::run_pr_gate(o, ctx, out) == to_int(ExitCode::pass));
   CHECK(out.str().find("pass") != std::string::npos);
 
+  // A BASELINE that does not pin a suite's config (the committed CPU one pinned 1 of 5): the
+  // judge runs the merge-base's suite config, and nothing shows the stored values were measured
+  // with it, so a config changed since they were stored would shape the verdict unseen.
+  gates::Baseline unpinned = b;
+  unpinned.identity["suites"].erase("decode-anatomy");
+  gates::save_baseline(baseline_file, unpinned);
+  test::git(dir, {"commit", "-q", "-am", "baseline without the decode-anatomy pin"});
+  out.str("");
+  CHECK(runs::run_pr_gate(o, ctx, out) == to_int(ExitCode::inconclusive));
+  CHECK(out.str().find("does not pin the config of suite decode-anatomy (identity.suites.decode-anatomy)") !=
+        std::string::npos);
+  CHECK(out.str().find("pin the config of suite ttft") == std::string::npos);  // ttft is pinned
+  gates::save_baseline(baseline_file, b);
+  test::git(dir, {"commit", "-q", "-am", "baseline pinned again"});
+
   // A counted metric made twice as good as what the model does: a regression.
   const std::string key = "decode-anatomy/stage_calls_per_token/attention";
   REQUIRE(b.metrics.count(key) == 1);

@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include "common/sha256.hpp"
 #include "fake_target.hpp"
 #include "suites/agentic/agentic_suite.hpp"
 #include "suites/error.hpp"
+#include "suites/resources.hpp"
 
 using namespace atlas::suites;
 
@@ -78,6 +80,10 @@ TEST_CASE("agentic suite on the shipped traces: counted metrics and zero shortfa
   CHECK(r.metrics.at("coding-agent/reused_tokens/turn=2").samples[0] > 0);
   CHECK(r.metrics.at("retrieval-agent/session_wall_ms").samples.size() == 2);
   CHECK(r.details["reuse_shortfalls"].empty());
+  // The traces' contents are in the config a BASELINE pins: an edited trace is another config.
+  CHECK(r.config["trace_sha256"]["coding-agent"] ==
+        atlas::sha256_file_hex(atlas::suites::resolve_resource("coding-agent", "traces")));
+  CHECK(r.config["trace_sha256"].size() == 2);
 }
 
 TEST_CASE("agentic suite: an endpoint gets the trace's token ids by default, messages and tools with api=chat") {

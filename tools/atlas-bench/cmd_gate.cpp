@@ -25,8 +25,9 @@ const cli::RegisterCommand kRegister({
                      "only (gate self-test)")
           ->check(CLI::NonNegativeNumber);
       sub.add_option("--base-bin", o->timed.base_bin,
-                     "Base side of the timed judgement: this atlas-bench binary (e.g. a CI artifact built on the "
-                     "target branch) instead of building the merge-base");
+                     "Base side of the timed and counted judgements: this atlas-bench binary (e.g. a CI artifact "
+                     "built on the target branch) instead of building the merge-base; its --version must name the "
+                     "merge-base commit and a clean tree, else exit 3");
       sub.add_option("--base-cache-dir", o->timed.base_cache_dir,
                      "Where merge-base builds are kept (default: $ATLAS_GATE_CACHE, else <build dir>/gate-base)");
       sub.add_option("--build-jobs", o->timed.build_jobs, "Parallel jobs for the merge-base build (default: cores)")

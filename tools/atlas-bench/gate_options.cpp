@@ -12,7 +12,8 @@ void add_gate_command_options(CLI::App& sub, runs::GateRunOptions& o) {
   sub.add_flag("--allow-noisy", o.allow_noisy, "Judge even when the box is not quiet (the record says so)");
   sub.add_option("--baselines-dir", o.baselines_dir, "Folder of <machine-class>/<gate>.BASELINE.json")
       ->capture_default_str();
-  sub.add_option("--machine-class", o.machine_class, "Machine class naming the baseline folder (default: detected)");
+  sub.add_option("--machine-class", o.machine_class, "Machine class naming the baseline folder (default: detected; another "
+                 "class than the detected one is kept in the record and said beside a gate's verdict)");
   sub.add_option("--store", o.store, "Records store")->capture_default_str();
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/build_commit.hpp"
 #include "common/data_dir.hpp"
 #include "common/exit_code.hpp"
 #include "common/termination.hpp"
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
   GlobalOptions global;
   global.argv.assign(argv, argv + argc);
   app.add_option("--data-dir", global.data_dir, "Data directory holding models/ and bfcl/ (env ATLAS_DATA_DIR)");
-  app.set_version_flag("--version", "atlas-bench 0.1.0");
+  // The build's commit is part of the version: the gate reads it back from a --base-bin binary.
+  app.set_version_flag("--version", "atlas-bench 0.1.0 (" + atlas::build_commit_text() + ")");
   app.footer(
       "Global options may also follow the command name: atlas-bench run --data-dir DIR ...\n\n"
       "--pull-request-gate-check [GATE OPTIONS]\n"
