@@ -14,20 +14,9 @@
 # Environment: ATLAS_BENCH_EXE (ctest sets it), ATLAS_DATA_DIR.
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
-ATLAS_BENCH=${ATLAS_BENCH_EXE:-$src/build/tools/atlas-bench}
-[ -x "$ATLAS_BENCH" ] || { echo "FAIL: no atlas-bench at $ATLAS_BENCH"; exit 1; }
-ATLAS_BENCH=$(cd "$(dirname "$ATLAS_BENCH")" && pwd)/$(basename "$ATLAS_BENCH")  # the scripts run elsewhere
-export ATLAS_BENCH
-[ -f "${ATLAS_DATA_DIR:-}/models/stories260K/stories260K.bin" ] ||
-  { echo "FAIL: ATLAS_DATA_DIR (${ATLAS_DATA_DIR:-unset}) has no models/stories260K (make test needs the data directory)"; exit 1; }
-command -v jq >/dev/null || { echo "nightly_e2e: skipped: jq is not installed (Debian package jq, tools/install-deps.sh)"; exit 77; }
-ci=$src/tools/ci
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=1; }
-git_() { git -c user.name=ci-test -c user.email=ci-test@invalid -c init.defaultBranch=main -c commit.gpgsign=false "$@"; }
+test_name=nightly_e2e
+# shellcheck source=tests/ci/scratch_env.sh
+. "$src/tests/ci/scratch_env.sh"
 
 # The nightly gate config with its suites' work cut to the least each suite accepts.
 jq --arg s "$work/suite.json" '.suite_config = $s | .quiet_box.sample_window_ms = 100' "$src/gates/config/nightly.json" > "$work/gate.json"
