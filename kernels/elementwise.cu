@@ -172,21 +172,21 @@ __global__ void convert_kernel(const float* __restrict__ src, int rows, int cols
   }
 }
 
-template <typename W>
-__global__ void random_kernel(W* __restrict__ dst, int rows, int cols, int ld, std::uint64_t seed, float scale,
-                              float offset) {
-  const size_t total = static_cast<size_t>(rows) * ld;
+/// Row i of out is source row (row_ids ? row_ids[i] : first_row + i) of a synthetic tensor; value
+/// k = offset + scale * u, u = ((splitmix64(stream + k) >> 40) - 2^23) / 2^23 (exact), the product
+/// rounded before the sum (engine/formats/synthetic_weights.hpp, what the host computes).
+__global__ void synthetic_kernel(float* __restrict__ out, int rows, int cols, const int* __restrict__ row_ids,
+                                 std::int64_t first_row, std::uint64_t stream, float scale, float offset) {
+  const size_t total = static_cast<size_t>(rows) * cols;
   for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const size_t r = idx / ld;
-    const int c = static_cast<int>(idx % ld);
-    float v = 0.0f;
-    if (c < cols) {
-      const std::uint64_t h = splitmix64(seed ^ splitmix64(r * static_cast<std::uint64_t>(cols) + c));
-      const float u = static_cast<float>(h >> 40) * (1.0f / 8388608.0f) - 1.0f;  // [-1, 1)
-      v = offset + scale * u;
-    }
-    dst[idx] = dev::from_f32<W>(v);
+    const size_t i = idx / cols;
+    const int c = static_cast<int>(idx % cols);
+    const std::int64_t row = row_ids ? row_ids[i] : first_row + static_cast<std::int64_t>(i);
+    const std::uint64_t k = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(cols) + c;
+    const std::uint64_t h = splitmix64(stream + k);
+    const float u = static_cast<float>(static_cast<std::int64_t>(h >> 40) - (1 << 23)) * (1.0f / 8388608.0f);
+    out[idx] = __fadd_rn(offset, __fmul_rn(scale, u));
   }
 }
 
@@ -261,13 +261,11 @@ void convert_rows(DType wtype, const float* src, int rows, int cols, void* dst, 
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 
-void random_rows(DType wtype, void* dst, int rows, int cols, int ld, std::uint64_t seed, float scale, float offset,
-                 cudaStream_t s) {
-  const int blocks = blocks_for(static_cast<size_t>(rows) * ld, 256);
-  if (wtype == DType::bf16)
-    random_kernel<<<blocks, 256, 0, s>>>(static_cast<__nv_bfloat16*>(dst), rows, cols, ld, seed, scale, offset);
-  else
-    random_kernel<<<blocks, 256, 0, s>>>(static_cast<float*>(dst), rows, cols, ld, seed, scale, offset);
+void synthetic_rows(float* out, int rows, int cols, const int* row_ids, std::int64_t first_row, std::uint64_t stream,
+                    float scale, float offset, cudaStream_t s) {
+  if (rows <= 0 || cols <= 0) return;
+  const int blocks = blocks_for(static_cast<size_t>(rows) * cols, 256);
+  synthetic_kernel<<<blocks, 256, 0, s>>>(out, rows, cols, row_ids, first_row, stream, scale, offset);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 

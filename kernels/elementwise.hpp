@@ -62,9 +62,11 @@ void sample_token(const float* v, int n, const DeviceSampling* params, int* out,
 /// cols <= c < ld. pitch >= ld (pitch > ld interleaves two matrices, e.g. gate and up rows).
 void convert_rows(DType wtype, const float* src, int rows, int cols, void* dst, int ld, int pitch, cudaStream_t s);
 
-/// dst[r][c] = offset + scale * u, u uniform in [-1, 1) from a counter hash of (seed, r, c):
-/// reproducible synthetic weights without a host round trip. Padding zero.
-void random_rows(DType wtype, void* dst, int rows, int cols, int ld, std::uint64_t seed, float scale, float offset,
-                 cudaStream_t s);
+/// out[i][c] (float32, row stride cols), 0 <= i < rows, 0 <= c < cols: value (row * cols + c) of
+/// a synthetic tensor (engine/formats/synthetic_weights.hpp: offset + scale * u from
+/// splitmix64(stream + k), bit for bit what the host draws), row = row_ids ? row_ids[i] (device
+/// memory) : first_row + i. Weights of a preset generated where they live, with no host copy.
+void synthetic_rows(float* out, int rows, int cols, const int* row_ids, std::int64_t first_row, std::uint64_t stream,
+                    float scale, float offset, cudaStream_t s);
 
 }  // namespace atlas::kernels

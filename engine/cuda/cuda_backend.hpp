@@ -15,8 +15,9 @@ namespace atlas::engine {
 namespace cuda { class CudaDecoder; }
 
 /// Creates the CUDA backend. A model whose weight spans are empty (a synthetic preset: config
-/// only) gets pseudo-random weights generated on the device from model.source.seed, so 8B-sized
-/// presets need no host-side generation. Throws EngineError without a CUDA device.
+/// only) gets the preset's synthetic weights for model.source.seed generated on the device, the
+/// values make-model writes for that preset and seed (engine/formats/synthetic_weights.hpp), so
+/// 8B-sized presets need no host-side generation. Throws EngineError without a CUDA device.
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const BackendOptions& opts);
 
 /// The decoder behind a backend made by make_cuda_backend (counters, memory plan, graph info for

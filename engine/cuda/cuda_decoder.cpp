@@ -162,28 +162,31 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   if (state_->used() > 0) ATLAS_CUDA_CHECK(cudaMemset(state_->base(), 0, state_->used()));
   if (workspace_->used() > 0) ATLAS_CUDA_CHECK(cudaMemset(workspace_->base(), 0, workspace_->used()));
 
+  // One upload walk for both sources: a synthetic preset (no host weights) walks an empty
+  // ModelWeights of the model's shape and the uploader draws each tensor by name, the values
+  // make-model writes for this preset and seed (engine/formats/synthetic_weights.hpp).
   const bool from_host = !model.weights.layers.empty();
-  if (from_host) {
-    if (model.weights.layers.size() != static_cast<std::size_t>(c.n_layers))
-      throw EngineError("cuda upload: model has " + std::to_string(model.weights.layers.size()) + " layers, config says " +
-                        std::to_string(c.n_layers));
-    Uploader up(opts_.wtype);
-    head_->upload(model.weights, up);
-    for (int l = 0; l < c.n_layers; ++l) {
-      mixers_[static_cast<std::size_t>(l)]->upload(model.weights, up);
-      ffns_[static_cast<std::size_t>(l)]->upload(model.weights, up);
+  if (from_host && model.weights.layers.size() != static_cast<std::size_t>(c.n_layers))
+    throw EngineError("cuda upload: model has " + std::to_string(model.weights.layers.size()) + " layers, config says " +
+                      std::to_string(c.n_layers));
+  ModelWeights shape_only;
+  if (!from_host) {
+    shape_only.layers.resize(static_cast<std::size_t>(c.n_layers));
+    for (LayerWeights& l : shape_only.layers) {
+      const std::size_t e = static_cast<std::size_t>(std::max(c.n_experts, 0));
+      l.moe.gate_exps.resize(e);
+      l.moe.up_exps.resize(e);
+      l.moe.down_exps.resize(e);
     }
-  } else {
-    // The order of the fills is the order of the keys: embedding, each layer's mixer then ffn,
-    // the output (the dense layout's order since synthetic weights were first generated).
-    RandomFill fill(opts_.wtype, seed);
-    head_->randomize_embedding(fill);
-    for (int l = 0; l < c.n_layers; ++l) {
-      mixers_[static_cast<std::size_t>(l)]->randomize(fill);
-      ffns_[static_cast<std::size_t>(l)]->randomize(fill);
-    }
-    head_->randomize_output(fill);
   }
+  Uploader up = from_host ? Uploader(opts_.wtype) : Uploader(opts_.wtype, synthetic_tensors(c, seed));
+  const ModelWeights& source = from_host ? model.weights : shape_only;
+  head_->upload(source, up);
+  for (int l = 0; l < c.n_layers; ++l) {
+    mixers_[static_cast<std::size_t>(l)]->upload(source, up);
+    ffns_[static_cast<std::size_t>(l)]->upload(source, up);
+  }
+  weight_tensors_ = up.written();
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 
   stream_.create();

@@ -142,6 +142,10 @@ class CudaDecoder {
   /// Waits for the stream.
   std::uint64_t routing_fingerprint();
   void reset_routing_fingerprint();
+  /// Every weight tensor's device bytes hashed, in upload order, named as in
+  /// engine/formats/synthetic_weights.hpp: two loads of the same weights (a file and its preset
+  /// generated on the device) give equal lists. A device-to-host copy of all weights.
+  std::vector<TensorDigest> weight_digests() const { return digest_tensors(weight_tensors_); }
 
   /// Hybrid models: see Backend::save_checkpoint / checkpoints.
   bool has_recurrent_state() const { return !recurrent_.empty(); }
@@ -152,6 +156,7 @@ class CudaDecoder {
   std::vector<std::byte> copy_recurrent_state();
 
  private:
+  std::vector<DeviceTensor> weight_tensors_;
   struct Step {
     int token;
     int pos;

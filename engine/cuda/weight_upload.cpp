@@ -1,8 +1,8 @@
 #include "engine/cuda/weight_upload.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
+#include <utility>
 
 #include "engine/error.hpp"
 #include "kernels/elementwise.hpp"
@@ -10,16 +10,48 @@
 namespace atlas::engine::cuda {
 
 using kernels::DType;
-using kernels::padded_ld;
+
+namespace {
+
+void check_count(std::size_t have, std::size_t want, const char* what) {
+  if (have != want)
+    throw EngineError(std::string("cuda upload: tensor ") + what + " has " + std::to_string(have) + " values, expected " +
+                      std::to_string(want));
+}
+
+/// Rows per chunk of the float32 staging buffer.
+int chunk_rows(std::size_t staging_bytes, int cols) {
+  return std::max<int>(1, static_cast<int>(staging_bytes / (sizeof(float) * static_cast<std::size_t>(std::max(cols, 1)))));
+}
+
+}  // namespace
 
 Uploader::Uploader(DType t) : wtype_(t), staging_(kStagingBytes) {}
 
+Uploader::Uploader(DType t, std::map<std::string, SyntheticTensor> synthetic)
+    : wtype_(t), synthetic_source_(true), synthetic_(std::move(synthetic)), staging_(kStagingBytes) {}
+
+const SyntheticTensor& Uploader::synthetic(const char* what, std::size_t values) const {
+  const auto it = synthetic_.find(what);
+  if (it == synthetic_.end())
+    throw EngineError(std::string("cuda upload: synthetic weights have no tensor ") + what + " (" +
+                      std::to_string(synthetic_.size()) + " tensors in the preset's table)");
+  check_count(static_cast<std::size_t>(it->second.values), values, what);
+  return it->second;
+}
+
+void Uploader::record(const char* what, const void* dst, std::size_t rows, std::size_t row_bytes, std::size_t pitch_bytes) {
+  written_.push_back({what, dst, rows, row_bytes, pitch_bytes});
+}
+
 void Uploader::rows(const Weight& src, int rows, int cols, void* dst, int ld, int pitch, const char* what) {
-  if (src.size() != static_cast<std::size_t>(rows) * cols)
-    throw EngineError(std::string("cuda upload: tensor ") + what + " has " + std::to_string(src.size()) +
-                      " values, expected " + std::to_string(static_cast<std::size_t>(rows) * cols));
-  const std::size_t es = kernels::dtype_size(wtype_);
-  if (src.dtype() == engine::DType::bf16 && wtype_ == DType::bf16) {
+  const std::size_t count = static_cast<std::size_t>(rows) * cols, es = kernels::dtype_size(wtype_);
+  record(what, dst, static_cast<std::size_t>(rows), static_cast<std::size_t>(ld) * es, static_cast<std::size_t>(pitch) * es);
+  const SyntheticTensor* gen = synthetic_source_ ? &synthetic(what, count) : nullptr;
+  if (gen != nullptr && gen->map != SyntheticTensor::Map::none)
+    throw EngineError(std::string("cuda upload: tensor ") + what + " is a mapped (per-channel) tensor, uploaded as a matrix");
+  if (gen == nullptr) check_count(src.size(), count, what);
+  if (gen == nullptr && src.dtype() == engine::DType::bf16 && wtype_ == DType::bf16) {
     // The file's bf16 rows are the device's bf16 rows: one pitched copy straight from the
     // (mapped) file bytes, no float32 detour on the host or the device.
     ATLAS_CUDA_CHECK(cudaMemcpy2D(dst, static_cast<std::size_t>(pitch) * es, src.bytes().data(),
@@ -32,19 +64,23 @@ void Uploader::rows(const Weight& src, int rows, int cols, void* dst, int ld, in
                                     static_cast<std::size_t>(rows)));
     return;
   }
-  const int chunk = std::max<int>(1, static_cast<int>(kStagingBytes / (sizeof(float) * std::max(cols, 1))));
+  const int chunk = chunk_rows(kStagingBytes, cols);
   for (int r0 = 0; r0 < rows; r0 += chunk) {
     const int n = std::min(chunk, rows - r0);
-    const std::size_t first = static_cast<std::size_t>(r0) * cols, count = static_cast<std::size_t>(n) * cols;
-    const float* host = nullptr;
-    if (src.is_f32()) {
-      host = src.data() + first;
+    const std::size_t first = static_cast<std::size_t>(r0) * cols, part = static_cast<std::size_t>(n) * cols;
+    if (gen != nullptr) {
+      kernels::synthetic_rows(staging_.as<float>(), n, cols, nullptr, r0, gen->stream, gen->scale, gen->offset, nullptr);
     } else {
-      host_.resize(count);
-      src.to_f32(first, count, host_.data());
-      host = host_.data();
+      const float* host = nullptr;
+      if (src.is_f32()) {
+        host = src.data() + first;
+      } else {
+        host_.resize(part);
+        src.to_f32(first, part, host_.data());
+        host = host_.data();
+      }
+      ATLAS_CUDA_CHECK(cudaMemcpy(staging_.get(), host, part * sizeof(float), cudaMemcpyHostToDevice));
     }
-    ATLAS_CUDA_CHECK(cudaMemcpy(staging_.get(), host, count * sizeof(float), cudaMemcpyHostToDevice));
     kernels::convert_rows(wtype_, staging_.as<float>(), n, cols,
                           static_cast<char*>(dst) + static_cast<std::size_t>(r0) * pitch * es, ld, pitch, nullptr);
   }
@@ -52,47 +88,73 @@ void Uploader::rows(const Weight& src, int rows, int cols, void* dst, int ld, in
 }
 
 void Uploader::f32(const Weight& src, std::size_t n, float* dst, const char* what) {
-  if (src.size() != n)
-    throw EngineError(std::string("cuda upload: tensor ") + what + " has " + std::to_string(src.size()) +
-                      " values, expected " + std::to_string(n));
+  record(what, dst, 1, n * sizeof(float), n * sizeof(float));
   host_.resize(n);
-  src.to_f32(0, n, host_.data());
+  if (synthetic_source_) {
+    // Per-channel tensors are drawn on the host with the function make-model uses: -exp and the
+    // other maps then round exactly as they do there.
+    synthetic_engine_values(synthetic(what, n), 0, static_cast<std::int64_t>(n), host_.data());
+  } else {
+    check_count(src.size(), n, what);
+    src.to_f32(0, n, host_.data());
+  }
   ATLAS_CUDA_CHECK(cudaMemcpy(dst, host_.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 }
 
 void Uploader::gather_rows(const Weight& src, int src_rows, int cols, const std::vector<int>& row_order, void* dst,
                            int ld, const char* what) {
-  if (src.size() != static_cast<std::size_t>(src_rows) * cols)
-    throw EngineError(std::string("cuda upload: tensor ") + what + " has " + std::to_string(src.size()) +
-                      " values, expected " + std::to_string(static_cast<std::size_t>(src_rows) * cols));
-  // Widen to float32 on the host one row at a time into a staging matrix of the new order.
   const std::size_t es = kernels::dtype_size(wtype_);
-  const int chunk = std::max<int>(1, static_cast<int>(kStagingBytes / (sizeof(float) * std::max(cols, 1))));
-  std::vector<float> rowsbuf;
   const int n_rows = static_cast<int>(row_order.size());
+  record(what, dst, static_cast<std::size_t>(n_rows), static_cast<std::size_t>(ld) * es, static_cast<std::size_t>(ld) * es);
+  const std::size_t count = static_cast<std::size_t>(src_rows) * cols;
+  const SyntheticTensor* gen = synthetic_source_ ? &synthetic(what, count) : nullptr;
+  if (gen != nullptr && gen->map != SyntheticTensor::Map::none)
+    throw EngineError(std::string("cuda upload: tensor ") + what + " is a mapped (per-channel) tensor, uploaded as a matrix");
+  if (gen == nullptr) check_count(src.size(), count, what);
+  for (int r : row_order)
+    if (r < 0 || r >= src_rows) throw EngineError(std::string("cuda upload: row order of ") + what + " out of range");
+  const int chunk = chunk_rows(kStagingBytes, cols);
+  if (gen != nullptr && row_ids_.bytes() < sizeof(int) * static_cast<std::size_t>(std::min(chunk, n_rows)))
+    row_ids_ = DeviceBuffer(sizeof(int) * static_cast<std::size_t>(std::min(chunk, n_rows)));
+  std::vector<float> rowsbuf;
   for (int r0 = 0; r0 < n_rows; r0 += chunk) {
     const int n = std::min(chunk, n_rows - r0);
-    rowsbuf.resize(static_cast<std::size_t>(n) * cols);
-    for (int i = 0; i < n; ++i) {
-      const int r = row_order[static_cast<std::size_t>(r0 + i)];
-      if (r < 0 || r >= src_rows) throw EngineError(std::string("cuda upload: row order of ") + what + " out of range");
-      src.to_f32(static_cast<std::size_t>(r) * cols, static_cast<std::size_t>(cols), rowsbuf.data() + static_cast<std::size_t>(i) * cols);
+    if (gen != nullptr) {
+      // The chosen source rows drawn straight into the staging matrix of the new order.
+      ATLAS_CUDA_CHECK(cudaMemcpy(row_ids_.get(), row_order.data() + r0, sizeof(int) * static_cast<std::size_t>(n),
+                                  cudaMemcpyHostToDevice));
+      kernels::synthetic_rows(staging_.as<float>(), n, cols, row_ids_.as<int>(), 0, gen->stream, gen->scale, gen->offset,
+                              nullptr);
+    } else {
+      // Widened to float32 on the host one row at a time into a staging matrix of the new order.
+      rowsbuf.resize(static_cast<std::size_t>(n) * cols);
+      for (int i = 0; i < n; ++i) {
+        const int r = row_order[static_cast<std::size_t>(r0 + i)];
+        src.to_f32(static_cast<std::size_t>(r) * cols, static_cast<std::size_t>(cols), rowsbuf.data() + static_cast<std::size_t>(i) * cols);
+      }
+      ATLAS_CUDA_CHECK(cudaMemcpy(staging_.get(), rowsbuf.data(), rowsbuf.size() * sizeof(float), cudaMemcpyHostToDevice));
     }
-    ATLAS_CUDA_CHECK(cudaMemcpy(staging_.get(), rowsbuf.data(), rowsbuf.size() * sizeof(float), cudaMemcpyHostToDevice));
     kernels::convert_rows(wtype_, staging_.as<float>(), n, cols,
                           static_cast<char*>(dst) + static_cast<std::size_t>(r0) * ld * es, ld, ld, nullptr);
   }
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void RandomFill::matrix(void* dst, int rows, int cols, int ld) {
-  kernels::random_rows(wtype_, dst, rows, cols, ld, next(), std::sqrt(3.0f / cols), 0.0f, nullptr);
-}
-
-void RandomFill::gain(float* dst, int n) { kernels::random_rows(DType::f32, dst, 1, n, padded_ld(n), next(), 0.1f, 1.0f, nullptr); }
-
-void RandomFill::f32(float* dst, int n, float scale, float offset) {
-  kernels::random_rows(DType::f32, dst, 1, n, padded_ld(n), next(), scale, offset, nullptr);
+std::vector<TensorDigest> digest_tensors(const std::vector<DeviceTensor>& tensors) {
+  std::vector<TensorDigest> out;
+  std::vector<unsigned char> host;
+  for (const DeviceTensor& t : tensors) {
+    host.resize(t.rows * t.row_bytes);
+    if (!host.empty())
+      ATLAS_CUDA_CHECK(cudaMemcpy2D(host.data(), t.row_bytes, t.ptr, t.pitch_bytes, t.row_bytes, t.rows, cudaMemcpyDeviceToHost));
+    std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64
+    for (unsigned char b : host) {
+      h ^= b;
+      h *= 0x100000001b3ull;
+    }
+    out.push_back({t.name, h, host.size()});
+  }
+  return out;
 }
 
 }  // namespace atlas::engine::cuda

@@ -8,6 +8,7 @@
 
 #include "engine/error.hpp"
 #include "engine/formats/qwen3_next_tensors.hpp"
+#include "engine/formats/synthetic_weights.hpp"
 #include "engine/formats/weight_builder.hpp"
 #include "engine/tokenizer/byte_tokenizer.hpp"
 
@@ -57,14 +58,9 @@ ModelConfig qwen3_next(const char* name, int dim, int layers, int heads, int kv_
   return c;
 }
 
-/// Uniform in [-1, 1) from the top 24 bits (exactly representable in float).
-float uniform_pm1(std::uint64_t bits) { return static_cast<float>(static_cast<std::int64_t>(bits >> 40) - (1 << 23)) * (1.0f / (1 << 23)); }
-
 struct Fill {
   std::span<float> dst;
-  std::uint64_t stream;  // per-tensor key
-  float scale;
-  float offset;  // 1 for RMSNorm weights
+  SyntheticTensor draw;  // its per-tensor key, scale and offset (1 for RMSNorm weights)
 };
 
 }  // namespace
@@ -126,7 +122,8 @@ Model make_random_model(const ModelConfig& config, std::uint64_t seed) {
     std::span<float> s(buf.get() + used, n);
     used += n;
     const float scale = norm ? 0.1f : 1.0f / std::sqrt(static_cast<float>(fan_in));
-    fills.push_back({s, splitmix64(seed ^ splitmix64(fills.size() + 1)), scale, norm ? 1.0f : 0.0f});
+    // synthetic_weights.cpp's dense table repeats this order (its test compares the two).
+    fills.push_back({s, {splitmix64(seed ^ splitmix64(fills.size() + 1)), scale, norm ? 1.0f : 0.0f}});
     slot = s;
   };
   ModelWeights& w = m.weights;
@@ -165,7 +162,7 @@ Model make_random_model(const ModelConfig& config, std::uint64_t seed) {
   auto worker = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < chunks.size();) {
       const Chunk& ch = chunks[i];
-      for (std::size_t k = ch.begin; k < ch.end; ++k) ch.f->dst[k] = ch.f->offset + ch.f->scale * uniform_pm1(splitmix64(ch.f->stream + k));
+      for (std::size_t k = ch.begin; k < ch.end; ++k) ch.f->dst[k] = synthetic_value(ch.f->draw, static_cast<std::int64_t>(k));
     }
   };
   const unsigned n_threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(chunks.size())));

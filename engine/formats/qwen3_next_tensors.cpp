@@ -84,29 +84,38 @@ std::vector<HfTensor> qwen3_next_hf_tensors(const ModelConfig& c) {
   return t;
 }
 
-void qwen3_next_random_values(const HfTensor& t, std::uint64_t seed, float* out, std::int64_t n) {
-  float offset = 0.0f, scale = 1.0f;
+SyntheticTensor qwen3_next_synthetic(const HfTensor& t, std::uint64_t seed) {
+  SyntheticTensor s;
+  s.stream = splitmix64(seed ^ fnv1a64(t.hf_name));
+  s.values = 1;
+  for (auto d : t.shape) s.values *= d;
   switch (t.init) {
     case HfInit::matrix: {
       const std::int64_t fan_in = t.shape.back();
       int lg = 0;
       while ((std::int64_t{1} << (lg + 1)) <= fan_in) ++lg;  // floor(log2(fan_in))
-      scale = std::ldexp(1.0f, -(lg / 2));
+      s.scale = std::ldexp(1.0f, -(lg / 2));
       break;
     }
     case HfInit::embedding: break;
-    case HfInit::zero_centred_norm: scale = 0.125f; break;
-    case HfInit::norm: offset = 1.0f; scale = 0.125f; break;
-    case HfInit::a_log: offset = -1.0f; scale = 0.5f; break;
-    case HfInit::dt_bias: offset = 1.0f; scale = 0.25f; break;
+    case HfInit::zero_centred_norm:
+      s.scale = 0.125f;
+      s.map = SyntheticTensor::Map::one_plus;
+      break;
+    case HfInit::norm: s.offset = 1.0f; s.scale = 0.125f; break;
+    case HfInit::a_log:
+      s.offset = -1.0f;
+      s.scale = 0.5f;
+      s.map = SyntheticTensor::Map::neg_exp;
+      break;
+    case HfInit::dt_bias: s.offset = 1.0f; s.scale = 0.25f; break;
   }
-  const std::uint64_t stream = splitmix64(seed ^ fnv1a64(t.hf_name));
-  for (std::int64_t k = 0; k < n; ++k) {
-    const std::uint64_t bits = splitmix64(stream + static_cast<std::uint64_t>(k));
-    const float u = static_cast<float>(static_cast<std::int64_t>(bits >> 40) - (1 << 23)) * (1.0f / (1 << 23));
-    const volatile float product = scale * u;  // exact (scale is a power of two); volatile: no FMA contraction
-    out[k] = offset + product;
-  }
+  return s;
+}
+
+void qwen3_next_random_values(const HfTensor& t, std::uint64_t seed, float* out, std::int64_t n) {
+  const SyntheticTensor s = qwen3_next_synthetic(t, seed);
+  for (std::int64_t k = 0; k < n; ++k) out[k] = synthetic_value(s, k);
 }
 
 float qwen3_next_engine_value(HfInit init, float v) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/formats/synthetic_weights.hpp"
 #include "engine/model.hpp"
 
 namespace atlas::engine {
@@ -43,6 +44,9 @@ std::uint64_t splitmix64(std::uint64_t x);
 /// Element k of HF tensor `t` for `seed`: offset + scale * u(splitmix64(splitmix64(seed ^
 /// fnv1a64(hf_name)) + k)), in the HF value space (before engine transforms).
 void qwen3_next_random_values(const HfTensor& t, std::uint64_t seed, float* out, std::int64_t n);
+/// The same draw as a SyntheticTensor (engine/formats/synthetic_weights.hpp), with the engine
+/// transform as its map.
+SyntheticTensor qwen3_next_synthetic(const HfTensor& t, std::uint64_t seed);
 
 /// The engine value of an HF checkpoint value (1 + w for zero-centred norms, -exp for A_log).
 float qwen3_next_engine_value(HfInit init, float hf_value);

@@ -98,16 +98,6 @@ class AttentionBlock final : public DeviceBlock {
     }
   }
 
-  void randomize(RandomFill& f) override {
-    f.gain(attn_norm_, c_.dim);
-    f.matrix(wqkv_, qkv_rows_, c_.dim, ld_dim_);
-    f.matrix(wo_, c_.dim, c_.q_dim(), ld_q_);
-    if (q_norm_) {
-      f.gain(q_norm_, c_.head_dim);
-      f.gain(k_norm_, c_.head_dim);
-    }
-  }
-
   void prepare(int max_bucket) override {
     const int chunk_cap = max_bucket / splits(max_bucket);
     // The split-K kernel keeps a slice's scores in shared memory: at a long context with a large

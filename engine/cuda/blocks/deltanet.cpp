@@ -90,16 +90,6 @@ class DeltaNetBlock final : public DeviceBlock {
     up.rows(g.out, c_.dim, shape_.value_dim(), w_out_, ld_value_, ld_value_, (blk + "ssm_out").c_str());
   }
 
-  void randomize(RandomFill& f) override {
-    f.gain(attn_norm_, c_.dim);
-    f.matrix(w_in_, shape_.proj_dim(), c_.dim, ld_dim_);
-    f.f32(conv_w_, shape_.conv_dim() * shape_.conv_kernel, 0.5f, 0.0f);
-    f.f32(dt_bias_, shape_.v_heads, 0.5f, 0.0f);
-    f.f32(a_neg_, shape_.v_heads, 0.5f, -1.0f);  // -exp(A_log) < 0: a decaying state
-    f.f32(norm_, shape_.v_dim, 0.1f, 1.0f);
-    f.matrix(w_out_, c_.dim, shape_.value_dim(), ld_value_);
-  }
-
   void decode(StepContext& s) override {
     cudaStream_t st = s.tape.stream();
     s.tape.kernel(Stage::gdn_in_proj, [&] {

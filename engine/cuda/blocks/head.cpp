@@ -26,13 +26,6 @@ void DeviceHead::upload(const ModelWeights& w, Uploader& up) {
   if (!c_.tied_embeddings) up.rows(w.output, c_.vocab_size, c_.dim, output_, ld_dim_, ld_dim_, "output");
 }
 
-void DeviceHead::randomize_embedding(RandomFill& f) { f.matrix(tok_embd_, c_.vocab_size, c_.dim, ld_dim_); }
-
-void DeviceHead::randomize_output(RandomFill& f) {
-  f.gain(output_norm_, c_.dim);
-  if (!c_.tied_embeddings) f.matrix(output_, c_.vocab_size, c_.dim, ld_dim_);
-}
-
 void DeviceHead::embed(StepContext& s, const int* token) {
   s.tape.kernel(Stage::embed, [&] {
     kernels::embed_token(wt_, tok_embd_, ld_dim_, c_.dim, token, s.x, {s.pos, c_.head_dim, c_.rope_theta, rope_cs_},

@@ -16,8 +16,6 @@ class DeviceHead {
   DeviceHead(const ModelConfig& c, kernels::DType wt);
   void layout(Arenas& a);
   void upload(const ModelWeights& w, Uploader& up);
-  void randomize_embedding(RandomFill& f);
-  void randomize_output(RandomFill& f);
 
   /// x = embedding[*token]; the step's RoPE table from *pos. One launch.
   void embed(StepContext& s, const int* token);

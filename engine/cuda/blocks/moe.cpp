@@ -111,17 +111,6 @@ class MoeBlock final : public DeviceBlock {
     }
   }
 
-  void randomize(RandomFill& f) override {
-    f.gain(ffn_norm_, c_.dim);
-    f.matrix(router_, router_rows_, c_.dim, ld_dim_);
-    f.matrix(gate_up_, E_ * 2 * eh_, c_.dim, ld_dim_);
-    f.matrix(down_, E_ * c_.dim, eh_, ld_eh_);
-    if (sh_ > 0) {
-      f.matrix(sh_gate_up_, 2 * sh_, c_.dim, ld_dim_);
-      f.matrix(sh_down_, c_.dim, sh_, ld_sh_);
-    }
-  }
-
   kernels::MoeArgs args(float* y) const {
     kernels::MoeArgs a;
     a.wtype = wt_;

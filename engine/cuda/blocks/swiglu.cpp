@@ -44,12 +44,6 @@ class SwigluBlock final : public DeviceBlock {
     up.rows(l.w_down, c_.dim, c_.hidden_dim, wdown_, ld_hidden_, ld_hidden_, (blk + "ffn_down").c_str());
   }
 
-  void randomize(RandomFill& f) override {
-    f.gain(ffn_norm_, c_.dim);
-    f.matrix(wgu_, 2 * c_.hidden_dim, c_.dim, ld_dim_);
-    f.matrix(wdown_, c_.dim, c_.hidden_dim, ld_hidden_);
-  }
-
   void decode(StepContext& s) override {
     cudaStream_t st = s.tape.stream();
     s.tape.kernel(Stage::ffn_gate_up, [&] {  // ffn_norm in the prologue, SwiGLU in the epilogue
