@@ -1,6 +1,7 @@
 #include "engine/engine.hpp"
 
 #include "engine/error.hpp"
+#include "engine/formats/load_for_backend.hpp"
 
 namespace atlas::engine {
 
@@ -21,7 +22,7 @@ Engine Engine::open(const EngineOptions& opts) {
   load.tokenizer_path = opts.tokenizer;
   BackendOptions backend = opts.backend;
   if (backend.max_seq_len == 0) backend.max_seq_len = opts.max_seq_len;
-  return from_model(load_model(opts.model, load), backend);
+  return from_model(load_model_for_backend(opts.model, load, backend.name), backend);
 }
 
 const Tokenizer& Engine::tokenizer() {

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "engine/error.hpp"
+#include "engine/formats/load_for_backend.hpp"
 #include "engine/formats/gguf.hpp"
 #include "engine/formats/llama2c.hpp"
 #include "engine/formats/presets.hpp"
@@ -17,7 +18,7 @@ namespace atlas::engine {
 namespace {
 
 /// "preset:<name>[@seed]" (seed decimal, default 0).
-Model load_preset(std::string_view spec, const LoadOptions& opts) {
+Model load_preset(std::string_view spec, const LoadOptions& opts, bool with_weights) {
   std::string_view name = spec;
   std::uint64_t seed = 0;
   if (const auto at = spec.find('@'); at != std::string_view::npos) {
@@ -27,7 +28,7 @@ Model load_preset(std::string_view spec, const LoadOptions& opts) {
     if (s.empty() || ec != std::errc() || p != s.data() + s.size())
       throw EngineError("model 'preset:" + std::string(spec) + "': seed '" + std::string(s) + "' is not a non-negative integer");
   }
-  return make_preset_model(name, seed, opts.max_seq_len);
+  return with_weights ? make_preset_model(name, seed, opts.max_seq_len) : make_preset_config_model(name, seed, opts.max_seq_len);
 }
 
 /// A llama2.c tokenizer beside the model: tokenizer.bin, else the only tok*.bin there. Empty when
@@ -54,7 +55,7 @@ bool starts_with_gguf(const std::filesystem::path& path) {
 
 Model load_model(const std::filesystem::path& path, const LoadOptions& opts) {
   const std::string s = path.string();
-  if (s.rfind("preset:", 0) == 0) return load_preset(std::string_view(s).substr(7), opts);
+  if (s.rfind("preset:", 0) == 0) return load_preset(std::string_view(s).substr(7), opts, true);
   if (std::filesystem::is_directory(path)) {
     if (!std::filesystem::exists(path / "config.json")) throw EngineError(s + ": a model directory needs config.json (Hugging Face layout)");
     return load_safetensors_model(path, opts);
@@ -88,6 +89,13 @@ Model load_model(const std::filesystem::path& path, const LoadOptions& opts) {
   }
   m.source.path = path;
   return m;
+}
+
+Model load_model_for_backend(const std::filesystem::path& path, const LoadOptions& opts, std::string_view backend) {
+  const std::string s = path.string();
+  // The CUDA backend draws a preset's weights on the device (the values make-model writes).
+  if (backend == "cuda" && s.rfind("preset:", 0) == 0) return load_preset(std::string_view(s).substr(7), opts, false);
+  return load_model(path, opts);
 }
 
 }  // namespace atlas::engine

@@ -100,6 +100,18 @@ Model make_preset_model(std::string_view name, std::uint64_t seed, int max_seq_l
   return make_random_model(c, seed);
 }
 
+Model make_preset_config_model(std::string_view name, std::uint64_t seed, int max_seq_len) {
+  Model m;
+  m.config = find_preset(name).config;
+  if (max_seq_len > 0) m.config.max_seq_len = max_seq_len;
+  validate_config(m.config, "model config '" + m.config.name + "'");
+  if (m.config.vocab_size >= 259) m.tokenizer = make_byte_tokenizer(m.config.vocab_size);  // as make_random_model
+  m.source.format = "preset";
+  m.source.preset = m.config.name;
+  m.source.seed = seed;
+  return m;
+}
+
 Model make_random_model(const ModelConfig& config, std::uint64_t seed) {
   validate_config(config, "model config '" + config.name + "'");
   if (config.arch == Arch::qwen3_next) return make_random_qwen3_next(config, seed);

@@ -40,6 +40,12 @@ const Preset& find_preset(std::string_view name);
 /// carry no language, so only token counts and timings mean anything.
 Model make_preset_model(std::string_view name, std::uint64_t seed, int max_seq_len = 0);
 
+/// The preset's config, tokenizer and source with no weight spans: for a backend that draws the
+/// preset's synthetic weights itself (the CUDA backend, on the device, the same values as
+/// make_preset_model's: engine/formats/synthetic_weights.hpp), so a 24 GB preset is never built
+/// as float32 on the host first. Throws EngineError for an unknown preset.
+Model make_preset_config_model(std::string_view name, std::uint64_t seed, int max_seq_len = 0);
+
 /// As make_preset_model for any config (validated; EngineError naming the field otherwise).
 /// source.format is "preset" and source.preset is config.name.
 Model make_random_model(const ModelConfig& config, std::uint64_t seed);

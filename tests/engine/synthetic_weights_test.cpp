@@ -6,14 +6,19 @@
 #include <doctest/doctest.h>
 
 #include <bit>
+#include <filesystem>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "engine/error.hpp"
 #include "engine/formats/hf_config.hpp"
+#include "engine/formats/load_for_backend.hpp"
 #include "engine/formats/presets.hpp"
 #include "engine/formats/synthetic_weights.hpp"
+#include "engine/model.hpp"
+#include "engine/tokenizer/tokenizer.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas::engine;
@@ -124,4 +129,27 @@ TEST_CASE("synthetic weights: different seeds give different streams; the maps a
   float v = 0.0f;
   synthetic_engine_values(a.at("blk.0.ssm_a"), 0, 1, &v);
   CHECK(v < 0.0f);  // -exp(A_log): a decaying state
+}
+
+TEST_CASE("a preset loaded for a backend that draws its own weights: config, tokenizer and source, no weights") {
+  LoadOptions lo;
+  lo.max_seq_len = 512;
+  const Model m = load_model_for_backend("preset:qwen3-next-tiny@23", lo, "cuda");
+  const Model full = make_preset_model("qwen3-next-tiny", 23, 512);
+  CHECK(m.weights.layers.empty());
+  CHECK(m.weights.tok_embd.empty());
+  CHECK(m.config.max_seq_len == 512);
+  CHECK(m.config.blocks == full.config.blocks);
+  CHECK(m.config.n_experts == full.config.n_experts);
+  CHECK(m.source.format == "preset");
+  CHECK(m.source.preset == "qwen3-next-tiny");
+  CHECK(m.source.seed == 23);
+  REQUIRE(m.tokenizer != nullptr);
+  CHECK(m.tokenizer->encode("ab", false) == full.tokenizer->encode("ab", false));
+  // Any other backend gets the weights built on the host (the CPU backend's reference).
+  CHECK(load_model_for_backend("preset:qwen3-next-tiny@23", lo, "cpu").weights.layers.size() == 8);
+  CHECK_THROWS_WITH_AS(load_model_for_backend("preset:no-such-preset@1", lo, "cuda"), doctest::Contains("no-such-preset"), EngineError);
+  // A file is loaded as load_model loads it, whatever the backend.
+  const auto stories = atlas::test::data_dir() / "models/stories260K/stories260K.bin";
+  CHECK(!load_model_for_backend(stories, {}, "cuda").weights.layers.empty());
 }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/cuda/cuda_decoder.hpp"
-#include "engine/formats/hf_config.hpp"
+#include "engine/formats/load_for_backend.hpp"
 #include "engine/model.hpp"
 #include "engine/formats/presets.hpp"
 #include "engine/formats/qwen3_next_hf_writer.hpp"
@@ -26,14 +26,13 @@ using engine::cuda::TensorDigest;
 
 namespace {
 
-/// A preset as the CUDA backend gets it from `preset:<name>@<seed>`: config only.
+/// A preset as the CUDA backend gets it from `preset:<name>@<seed>` (Engine::open with backend
+/// cuda): config, tokenizer and source, no weight spans.
 engine::Model config_only(const std::string& name, std::uint64_t seed) {
-  engine::Model m;
-  m.config = engine::find_preset(name).config;
-  m.config.max_seq_len = 256;
-  m.source.format = "preset";
-  m.source.preset = name;
-  m.source.seed = seed;
+  engine::LoadOptions lo;
+  lo.max_seq_len = 256;
+  engine::Model m = engine::load_model_for_backend("preset:" + name + "@" + std::to_string(seed), lo, "cuda");
+  REQUIRE(m.weights.layers.empty());
   return m;
 }
 
