@@ -157,7 +157,16 @@ bool listed_action(HistoryAction a) {
 // of that suite's metrics (accept adopts the config): a shrunk suite config plus an edited
 // identity made a smaller workload the judge. The model likewise needs some accept.
 void check_identity(const std::string& file, const Baseline& base, const Baseline& now, VersionCheck& out) {
-  if (!base.identity.is_object() || base.identity == now.identity) return;
+  if (base.identity == now.identity) return;
+  if (!base.identity.is_object()) {
+    // No identity at the merge-base: every pin is new. A new pin only narrows what the stored
+    // values may be judged against (an unpinned suite is inconclusive), so it needs no accept,
+    // but the reviewer sees it beside the verdict like any other config change.
+    if (now.identity.is_object() && now.identity.contains("suites"))
+      for (const auto& [suite, config] : now.identity["suites"].items())
+        out.changes.push_back(file + ": identity of suite " + suite + " pinned (new since the merge-base)");
+    return;
+  }
   auto accepted_in = [&](const std::string& suite) {
     for (const auto& [key, m] : now.metrics) {
       if (!suite.empty() && key.rfind(suite + "/", 0) != 0) continue;
@@ -177,6 +186,8 @@ void check_identity(const std::string& file, const Baseline& base, const Baselin
       out.violations.push_back({file, "", "identity.suites." + suite +
                                               " changed since the merge-base without an accept of one of its metrics"});
   }
+  for (const auto& [suite, config] : ns.items())
+    if (!bs.contains(suite)) out.changes.push_back(file + ": identity of suite " + suite + " pinned (new since the merge-base)");
   const nlohmann::json bm = base.identity.value("model", nlohmann::json());
   const nlohmann::json nm = now.identity.is_object() ? now.identity.value("model", nlohmann::json()) : nlohmann::json();
   if (bm != nm) {

@@ -71,7 +71,8 @@ struct MemoryPlan {
 class CudaDecoder {
  public:
   /// Weights from a host model (uploaded and converted), or, when `model.weights` is empty,
-  /// synthetic weights generated on the device from `seed`. Throws EngineError when the model's
+  /// the config's synthetic weights for `seed` generated on the device: the values make-model
+  /// writes for that preset and seed (engine/formats/synthetic_weights.hpp). Throws EngineError when the model's
   /// memory plan does not fit the device (naming the bytes needed and free) or no device exists.
   CudaDecoder(const Model& model, const DecoderOptions& opts, std::uint64_t seed = 0);
   ~CudaDecoder();

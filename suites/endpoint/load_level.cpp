@@ -78,13 +78,19 @@ LoadLevelFigures summarize_load_level(const endpoint::LoadRun& run, const LoadLe
     f.good += meets;
     const auto& st = resp.server_timings;
     if (st.is_object()) {
-      if (st.contains("prompt_ms") && st["prompt_ms"].is_number()) f.server_prompt_ms.push_back(st["prompt_ms"].get<double>());
+      // The row keeps this request's own server figures beside the client's, so one request's
+      // TTFT can be set against its prefill on the server (the level keeps their percentiles).
+      if (st.contains("prompt_ms") && st["prompt_ms"].is_number()) {
+        f.server_prompt_ms.push_back(st["prompt_ms"].get<double>());
+        row["server_prompt_ms"] = st["prompt_ms"].get<double>();
+      }
       // llama.cpp: predicted_ms runs from the end of the prompt to the last token; the first
       // token is free (the prompt's logits), so its TPOT is predicted_ms / (predicted_n - 1),
       // the same span and count as the client's (E2E - TTFT) / (n - 1).
       if (st.contains("predicted_ms") && st["predicted_ms"].is_number() && st.contains("predicted_n") &&
           st["predicted_n"].is_number() && st["predicted_n"].get<double>() > 1) {
         f.server_tpot_ms.push_back(st["predicted_ms"].get<double>() / (st["predicted_n"].get<double>() - 1));
+        row["server_tpot_ms"] = f.server_tpot_ms.back();
       }
     }
     row["status"] = "ok";

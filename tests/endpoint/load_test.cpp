@@ -281,6 +281,13 @@ TEST_CASE("load suite: one record holds every concurrency level with throughput,
   CHECK(lvl["valid"] == true);
   CHECK(lvl["completed"] == 8);
   CHECK(lvl["server"]["tpot_ms"]["p50"] == doctest::Approx(1.0));
+  // Each request's row carries its own server timings (the fake reports prompt_ms 2 and
+  // predicted_ms 1 per token after the first).
+  REQUIRE(lvl["request_rows"].size() == 8);
+  for (const auto& row : lvl["request_rows"]) {
+    CHECK(row["server_prompt_ms"] == doctest::Approx(2.0));
+    CHECK(row["server_tpot_ms"] == doctest::Approx(1.0));
+  }
   CHECK(lvl["tpot_ms"]["p50"].get<double>() >= 1.0);
   CHECK_FALSE(r.details.contains("invalid_reason"));
   // Throughput rises with concurrency on a server that runs requests side by side.

@@ -260,6 +260,35 @@ TEST_CASE("merge-base check: a hash value moves only with an accept; a suite ide
         "identity.suites.ttft changed since the merge-base without an accept of one of its metrics");
 }
 
+TEST_CASE("merge-base check: a suite pinned since the merge-base is listed beside the verdict, needing no accept") {
+  const auto repo = test::scratch_dir("gates_mb_new_pin");
+  git(repo, {"init", "-q"});
+  auto b = test::baseline_with("ttft/p50", test::baseline_metric(100, {100}));
+  b.identity = {{"suites", {{"ttft", {{"lengths", {16, 64}}}}}}};
+  save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
+  git(repo, {"add", "-A"});
+  git(repo, {"commit", "-q", "-m", "baseline"});
+  git(repo, {"checkout", "-q", "-b", "feature"});
+  b.identity["suites"]["agentic"] = {{"traces_sha256", "ab12"}};
+  save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
+  auto r = check_merge_base(repo / "baselines", "main");
+  CHECK(r.ok());
+  REQUIRE(r.changes.size() == 1);
+  CHECK(r.changes[0] == "baselines/cpu-test/pr.BASELINE.json: identity of suite agentic pinned (new since the merge-base)");
+  // A merge-base file with no identity at all: each pin is new.
+  b.identity = nlohmann::json();
+  save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
+  git(repo, {"commit", "-qam", "no identity"});
+  git(repo, {"checkout", "-q", "-b", "feature2"});
+  git(repo, {"branch", "-f", "main", "HEAD"});
+  b.identity = {{"suites", {{"ttft", {{"lengths", {16}}}}}}};
+  save_baseline(baseline_path(repo / "baselines", "cpu-test", "pr"), b);
+  r = check_merge_base(repo / "baselines", "main");
+  CHECK(r.ok());
+  REQUIRE(r.changes.size() == 1);
+  CHECK(r.changes[0] == "baselines/cpu-test/pr.BASELINE.json: identity of suite ttft pinned (new since the merge-base)");
+}
+
 TEST_CASE("merge-base check: a symlink under the baselines folder is refused, not read as new plus deleted") {
   const auto repo = repo_with_baseline("gates_mb_symlink");
   auto loose = load(repo);
