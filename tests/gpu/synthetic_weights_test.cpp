@@ -5,6 +5,7 @@
 // weights. The presets cover dense tied and untied heads, q/k norms, every hybrid kind, and
 // (qwen3-0.6b, qwen3-next-e16-l4) tensors large enough to take several staging chunks, where a
 // generator's row offset is wrong first.
+#ifdef ATLAS_HAVE_CUDA
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -92,3 +93,5 @@ TEST_CASE("synthetic qwen3-next-tiny on the device equals the float32 safetensor
   for (std::size_t i = 0; i < other.size(); ++i) differ += other[i].hash != same[i].hash;
   CHECK(differ == static_cast<int>(other.size()));
 }
+
+#endif  // ATLAS_HAVE_CUDA
