@@ -13,8 +13,10 @@
 #include <ctime>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "common/sha256.hpp"
@@ -139,6 +141,23 @@ std::optional<std::string> git_rev_parse(const std::filesystem::path& repo_dir, 
   const std::string sha = trim(r.out);
   if (sha.empty()) return std::nullopt;
   return sha;
+}
+
+std::set<std::string> tracked_though_ignored(const std::filesystem::path& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return out;
+  // -z: names as stored, no quoting; paths come relative to `dir` (git -C runs there).
+  const auto r = git(dir, {"ls-files", "-z", "--cached", "--ignored", "--exclude-standard", "--", "."});
+  if (r.status != 0) return out;
+  std::size_t start = 0;
+  while (start < r.out.size()) {
+    const std::size_t end = r.out.find('\0', start);
+    const std::size_t stop = end == std::string::npos ? r.out.size() : end;
+    if (stop > start) out.insert(r.out.substr(start, stop - start));
+    start = stop + 1;
+  }
+  return out;
 }
 
 BuildInfo build_info() {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "records/record.hpp"
@@ -23,6 +24,13 @@ GitInfo collect_git(const std::filesystem::path& repo_dir);
 /// `git rev-parse --verify <rev>^{commit}` in `repo_dir`: the full sha of a commit-ish ("HEAD",
 /// "main", a tag), or nullopt when git, the checkout or the revision is missing.
 std::optional<std::string> git_rev_parse(const std::filesystem::path& repo_dir, const std::string& rev);
+
+/// Files under `dir` that the enclosing checkout tracks although its ignore rules exclude them
+/// (`git ls-files --cached --ignored --exclude-standard`), as paths relative to `dir` with '/'
+/// separators. Such a file reached the tree by `git add -f`: under a record store that is
+/// ignored (the project's .benchmarks/), it is a file a commit brought, not a run's output. Empty
+/// outside a checkout or without git.
+std::set<std::string> tracked_though_ignored(const std::filesystem::path& dir);
 
 /// Compiler, flags, build type and CUDA toolkit version this library was built with (CMake
 /// compile definitions set in records/CMakeLists.txt; cuda_version "" without CUDA).

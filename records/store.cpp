@@ -126,6 +126,13 @@ std::vector<StoredRecord> list_records(const fs::path& store_dir) {
       }
     }
   }
+  if (!out.empty()) {
+    const auto committed = tracked_though_ignored(store_dir);
+    for (auto& s : out) {
+      const std::string rel = s.machine_class + "/" + s.commit + (s.dirty ? "-dirty" : "") + "/" + s.path.filename().string();
+      s.committed_though_ignored = committed.count(rel) > 0;
+    }
+  }
   std::sort(out.begin(), out.end(), older);
   return out;
 }
@@ -212,7 +219,26 @@ std::string provenance_problem(const Record& r, const StoredRecord& s) {
   if (r.git.commit != s.commit || r.git.dirty != s.dirty)
     return "refused: its git.commit " + r.git.commit + (r.git.dirty ? "-dirty" : "") + " disagrees with its folder " +
            s.commit + (s.dirty ? "-dirty" : "");
+  // The rest of the path must agree too: the machine folder decides which records are compared,
+  // the file name's stamp which is the newest.
+  if (r.machine.machine_class != s.machine_class)
+    return "refused: its machine.machine_class " + r.machine.machine_class + " disagrees with its folder " + s.machine_class;
+  if (r.gate_or_suite != s.gate_or_suite)
+    return "refused: its gate_or_suite " + r.gate_or_suite + " disagrees with its file name's " + s.gate_or_suite;
+  std::string stamp;
+  try {
+    stamp = compact_utc(r.start_utc);
+  } catch (const RecordError&) {
+    stamp = r.start_utc;  // not a UTC time at all: it cannot equal a file name's stamp
+  }
+  if (stamp != s.utc)
+    return "refused: its start_utc " + r.start_utc + " disagrees with its file name's stamp " + s.utc;
   if (r.start_utc > day_from_now_iso()) return "refused: its start_utc " + r.start_utc + " is in the future";
+  // A run writes records into the store; git checks out what a commit brought. Where the
+  // checkout ignores the store, a tracked record was added by force, by whoever wrote the commit.
+  if (s.committed_though_ignored)
+    return "refused: committed into the checkout although its ignore rules exclude the store (git add -f): a file a "
+           "commit brought, not a run's record";
   return "";
 }
 

@@ -23,6 +23,9 @@ struct StoredRecord {
   std::string gate_or_suite;
   std::string utc;  ///< compact UTC from the file name, e.g. "20261129T143320Z"
   int sequence = 1;  ///< N of a "-N" suffix (several records in one second), else 1
+  /// The checkout holding the store tracks this file although its ignore rules exclude it
+  /// (records::tracked_though_ignored): committed with `git add -f`, so a commit brought it.
+  bool committed_though_ignored = false;
 };
 
 /// "20261129T143320Z" from an ISO-8601 UTC time "2026-11-29T14:33:20Z" (as written in
@@ -40,13 +43,17 @@ std::filesystem::path write_to_store(const Record& r, const std::filesystem::pat
 
 /// Every record file under `store_dir`, oldest first (by UTC stamp, then path). Files that do
 /// not follow the layout (temporary files, notes) are skipped. A missing store lists nothing.
+/// One `git ls-files` marks the files committed into an ignored store (committed_though_ignored).
 std::vector<StoredRecord> list_records(const std::filesystem::path& store_dir);
 
-/// Why `r`, read from `s`, cannot stand for the folder it sits in ("" when it can): its
-/// git.commit (or dirty flag) disagrees with the folder, or its start_utc is more than a day in
-/// the future (clock skew between machines is allowed for). A
-/// file committed under .benchmarks/ by a pull request claims what it likes; a year-2999 record
-/// was every later pick's "newest". Picks skip such records and name them.
+/// Why `r`, read from `s`, cannot stand for the path it sits at ("" when it can): its git.commit
+/// (or dirty flag) disagrees with the folder, its machine class with the machine folder, its
+/// gate_or_suite or start_utc with the file name, its start_utc is more than a day in the future
+/// (clock skew between machines is allowed for), or it was committed into a store the checkout
+/// ignores. A file committed under .benchmarks/ by a pull request claims what it likes: a
+/// year-2999 record was every later pick's "newest", and one with a plausible stamp still ranked
+/// by that stamp; a store's records come from runs (write_to_store), or from a records branch
+/// that does not ignore them. Picks, `diff` and the trends skip such records and name them.
 std::string provenance_problem(const Record& r, const StoredRecord& s);
 
 /// Resolves a command-line argument naming a record: an existing file path is returned as is;

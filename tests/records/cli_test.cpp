@@ -272,6 +272,19 @@ TEST_CASE("atlas-bench records list: a bad record is named with its reason and t
   CHECK(r.out.find("atlas-bench: unreadable record: " + bad.string() +
                    ": malformed JSON: [json.exception.out_of_range.406] number overflow parsing '1e999'") !=
         std::string::npos);
+  // A record that reads but cannot stand for its path is listed as refused, with the reason a
+  // pick gives for passing it over (here: its file was renamed to a later stamp).
+  const auto renamed = good.parent_path() / "pr-20261130T000000Z.json";
+  fs::copy_file(good, renamed);
+  r = run("records list --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("pr REFUSED") != std::string::npos);
+  CHECK(r.out.find("atlas-bench: " + renamed.string() +
+                   ": refused: its start_utc 2026-11-29T14:33:20Z disagrees with its file name's stamp 20261130T000000Z") !=
+        std::string::npos);
+  r = run("records list --format json --benchmarks-dir '" + store.string() + "'");
+  CHECK(r.out.find("\"refused\": \"refused: its start_utc 2026-11-29T14:33:20Z disagrees") != std::string::npos);
+  fs::remove(renamed);
   r = run("records merge --out '" + (store / "m.json").string() + "' '" + deep.string() + "' '" + good.string() + "'");
   CHECK(r.rc == 3);
   CHECK(r.out.find("deep.json: nested deeper than 256 levels (refused before parsing)") != std::string::npos);

@@ -10,6 +10,7 @@
 #include "records/pick.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
+#include "tests/gates/git_repo.hpp"
 #include "tests/records/fixture.hpp"
 #include "tests/test_data.hpp"
 
@@ -185,4 +186,50 @@ TEST_CASE("pick_record refuses a record whose commit disagrees with its folder, 
         std::string::npos);
   CHECK(picked.why.find(moved.filename().string() + " (refused: its git.commit " + kB + " disagrees with its folder " + kA +
                         ")") != std::string::npos);
+}
+
+TEST_CASE("pick_record refuses a record committed into an ignored store, and one whose path disagrees with its contents") {
+  // A pull request can commit a record with a plausible stamp under .benchmarks/ (git add -f);
+  // it ranked by that stamp and became the "newest" base side of diff and ratchet.
+  const auto repo = atlas::test::scratch_dir("pick_record_committed");
+  atlas::test::git(repo, {"init", "-q"});
+  atlas::write_file_atomic(repo / ".gitignore", "/.benchmarks/\n");
+  const auto store = repo / ".benchmarks";
+  const auto real = atlas::records::write_to_store(gate_record(kA, "2026-11-29T10:00:00Z"), store);
+  const auto committed = atlas::records::write_to_store(gate_record(kA, "2026-11-29T12:00:00Z"), store);
+  atlas::test::git(repo, {"add", ".gitignore"});
+  atlas::test::git(repo, {"add", "-f", fs::relative(committed, repo).string()});
+  atlas::test::git(repo, {"commit", "-q", "-m", "a record brought by a commit"});
+  // A real record renamed to a newer stamp, and one moved into another machine's folder.
+  const auto older = atlas::records::write_to_store(gate_record(kA, "2026-11-29T09:00:00Z"), store);
+  const auto renamed = older.parent_path() / "pr-20261129T130000Z.json";
+  fs::rename(older, renamed);
+  auto h200 = gate_record(kA, "2026-11-29T14:00:00Z");
+  h200.machine.machine_class = "h200";
+  const auto moved = atlas::records::write_to_store(h200, store);
+  atlas::write_file_atomic(moved, atlas::records::record_text(gate_record(kA, "2026-11-29T14:00:00Z")));
+  const auto named = atlas::records::write_to_store(gate_record(kA, "2026-11-29T15:00:00Z"), store);
+  auto suite = gate_record(kA, "2026-11-29T15:00:00Z");
+  suite.gate_or_suite = "ttft";
+  atlas::write_file_atomic(named, atlas::records::record_text(suite));
+
+  const auto picked = atlas::records::pick_record("aaaa", store, {});
+  INFO(picked.why);
+  CHECK(picked.path == real);
+  CHECK(picked.why.find(committed.filename().string() +
+                        " (refused: committed into the checkout although its ignore rules exclude the store") !=
+        std::string::npos);
+  CHECK(picked.why.find(renamed.filename().string() +
+                        " (refused: its start_utc 2026-11-29T09:00:00Z disagrees with its file name's stamp "
+                        "20261129T130000Z)") != std::string::npos);
+  CHECK(picked.why.find(moved.filename().string() +
+                        " (refused: its machine.machine_class cpu-2c-x86_64 disagrees with its folder h200)") !=
+        std::string::npos);
+  CHECK(picked.why.find(named.filename().string() + " (refused: its gate_or_suite ttft disagrees with its file name's pr)") !=
+        std::string::npos);
+  // The same record tracked where the store is not ignored (a records branch checkout) stands.
+  atlas::test::git(repo, {"rm", "-q", "--cached", ".gitignore"});
+  atlas::test::git(repo, {"commit", "-q", "-m", "the store is this branch's content"});
+  fs::remove(repo / ".gitignore");
+  CHECK(atlas::records::pick_record("aaaa", store, {}).path == committed);
 }

@@ -41,23 +41,31 @@ int list(const RecordsArgs& a) {
   // comparable is not visible from the path alone.
   // A record that does not read (a wrong-typed field, a 1e999 sample, a file nested too deep)
   // is listed as unreadable with its reason, and the rest of the store is still listed.
+  // A record that reads but cannot stand for its path (records::provenance_problem: misfiled,
+  // stamped in the future, committed into an ignored store) is listed as refused with the reason
+  // every pick and the trends give for passing it over.
   std::vector<std::optional<records::RecordKind>> kinds;
-  std::vector<std::string> errors;
+  std::vector<std::string> errors, refused;
   for (const auto& s : rows) {
     try {
-      kinds.push_back(records::kind_of(records::read_record(s.path)));
+      const records::Record r = records::read_record(s.path);
+      kinds.push_back(records::kind_of(r));
       errors.emplace_back();
+      refused.push_back(records::provenance_problem(r, s));
     } catch (const atlas::Error& e) {
       kinds.push_back(std::nullopt);
       errors.emplace_back(e.what());
+      refused.emplace_back();
     }
   }
-  auto kind_text = [](const std::optional<records::RecordKind>& k) -> std::string {
+  auto kind_text = [&](std::size_t i) -> std::string {
+    const auto& k = kinds[i];
     if (!k) return "unreadable";
     std::string t = k->gate_or_suite;
     if (!k->shard.empty()) t += " shard " + k->shard;
     if (k->merged) t += " merged";
     if (!k->valid) t += " INVALID";
+    if (!refused[i].empty()) t += " REFUSED";
     return t;
   };
   auto hooks_text = [](const std::optional<records::RecordKind>& k) -> std::string {
@@ -77,11 +85,12 @@ int list(const RecordsArgs& a) {
                    {"dirty", s.dirty},
                    {"gate_or_suite", s.gate_or_suite},
                    {"utc", s.utc},
-                   {"kind", kind_text(k)},
+                   {"kind", kind_text(i)},
                    {"target", k ? nlohmann::json(k->target) : nlohmann::json(nullptr)},
                    {"test_hooks", k ? nlohmann::json(k->hooks) : nlohmann::json(nullptr)},
                    {"valid", k ? nlohmann::json(k->valid) : nlohmann::json(nullptr)}});
       if (!k) j.back()["error"] = errors[i];
+      if (!refused[i].empty()) j.back()["refused"] = refused[i];
     }
     std::cout << j.dump(2) << "\n";
     return to_int(ExitCode::pass);
@@ -95,12 +104,14 @@ int list(const RecordsArgs& a) {
     const std::string commit = s.commit.substr(0, 12) + (s.dirty ? "-dirty" : "");
     const std::string target = kinds[i] ? kinds[i]->target : "";
     std::printf("%-16s  %-20s  %-18s  %-22s  %-12s  %-24s  %s\n", s.utc.c_str(), s.machine_class.c_str(),
-                commit.c_str(), kind_text(kinds[i]).c_str(), target.c_str(), hooks_text(kinds[i]).c_str(),
+                commit.c_str(), kind_text(i).c_str(), target.c_str(), hooks_text(kinds[i]).c_str(),
                 s.path.string().c_str());
   }
   if (rows.empty()) std::cerr << "no records under " << a.store << "\n";
   for (const auto& e : errors)
     if (!e.empty()) std::cerr << "atlas-bench: unreadable record: " << e << "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (!refused[i].empty()) std::cerr << "atlas-bench: " << rows[i].path.string() << ": " << refused[i] << "\n";
   return to_int(ExitCode::pass);
 }
 
