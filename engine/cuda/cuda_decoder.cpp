@@ -11,6 +11,7 @@
 #include "engine/cuda/blocks/block_util.hpp"
 #include "common/machine_error.hpp"
 #include "engine/error.hpp"
+#include "engine/no_device_message.hpp"
 #include "kernels/flash_prefill.hpp"
 #include "kernels/gemv.hpp"
 
@@ -30,31 +31,23 @@ class Range {
   Range& operator=(const Range&) = delete;
 };
 
-/// What is missing when no device can be used, from cudaGetDeviceCount's answer: the driver
-/// (none: cudaDriverGetVersion says 0; or older than this build's runtime), or a device (none
-/// installed, or CUDA_VISIBLE_DEVICES hides them all). A build without CUDA never gets here:
-/// engine/backend_module.cpp says "this build has no CUDA backend".
+/// What is missing when no device can be used, from cudaGetDeviceCount's answer and the
+/// versions cudart reports (the sentence itself: engine/no_device_message.hpp).
 std::string no_device_message(cudaError_t e) {
-  auto cuda_version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
-  int driver = 0, runtime = 0;
-  cudaDriverGetVersion(&driver);
-  cudaRuntimeGetVersion(&runtime);
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  const std::string visible_text = visible ? std::string("CUDA_VISIBLE_DEVICES='") + visible + "'" : "CUDA_VISIBLE_DEVICES unset";
-  std::string m = "cuda backend: no usable CUDA device: ";
-  if (e == cudaErrorInsufficientDriver && driver == 0) {
-    m += "no NVIDIA driver (libcuda.so.1 not found or not loadable; install the driver, check nvidia-smi)";
-  } else if (e == cudaErrorInsufficientDriver) {
-    m += "the NVIDIA driver supports CUDA " + cuda_version(driver) + ", older than this build's runtime " +
-         cuda_version(runtime) + " (update the driver)";
+  DeviceProbe p;
+  cudaDriverGetVersion(&p.driver_version);
+  cudaRuntimeGetVersion(&p.runtime_version);
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) p.visible_devices = visible;
+  if (e == cudaErrorInsufficientDriver) {
+    p.answer = DeviceProbe::Answer::insufficient_driver;
   } else if (e == cudaErrorNoDevice || e == cudaSuccess) {
-    m += "the driver (CUDA " + cuda_version(driver) + ") sees no device (" + visible_text +
-         (visible ? ": it may hide them all" : "") + "; nvidia-smi lists what is installed)";
+    p.answer = DeviceProbe::Answer::no_device;
   } else {
-    m += std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + "; driver CUDA " +
-         cuda_version(driver) + ", runtime " + cuda_version(runtime) + ", " + visible_text + ")";
+    p.answer = DeviceProbe::Answer::other;
+    p.error_name = cudaGetErrorName(e);
+    p.error_text = cudaGetErrorString(e);
   }
-  return m;
+  return engine::no_device_message(p);
 }
 
 std::string gib(std::size_t bytes) {
