@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "suites/progress.hpp"
 #include "suites/report.hpp"
@@ -55,6 +57,23 @@ TEST_CASE("metrics table: a hash reads 'equal' and in hex, a count as-is") {
   r.metrics["output_fingerprint"].samples = {850623738, 12345};
   CHECK(metrics_table(r).rows[1] == std::vector<std::string>{"output_fingerprint", "fnv1a32", "equal", "counted", "2",
                                                              "mixed", "mixed", "mixed", "0x00003039", "0x32b37cfa"});
+}
+
+TEST_CASE("metrics table: a load sweep's levels read by value (rate=20, 80, 200), not as text") {
+  // The record keeps metrics in a name-ordered map, whose text order put rate=200 before rate=80.
+  atlas::records::SuiteResult r;
+  r.name = "load";
+  atlas::records::Metric m;
+  m.unit = "ms";
+  m.kind = atlas::records::MetricKind::timed;
+  m.samples = {1};
+  for (const char* level : {"rate=20", "rate=200", "rate=80", "rate=0.5", "concurrency=16", "concurrency=4"})
+    r.metrics[std::string(level) + "/ttft_ms"] = m;
+  const Table t = metrics_table(r);
+  std::vector<std::string> names;
+  for (const auto& row : t.rows) names.push_back(row[0]);
+  CHECK(names == std::vector<std::string>{"concurrency=4/ttft_ms", "concurrency=16/ttft_ms", "rate=0.5/ttft_ms",
+                                          "rate=20/ttft_ms", "rate=80/ttft_ms", "rate=200/ttft_ms"});
 }
 
 TEST_CASE("line progress prints one plain line per step") {
