@@ -2,8 +2,12 @@
 // per-metric default tolerances, and the extra-work test hook keeping records out of baselines.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "gates/config.hpp"
 #include "gates/error.hpp"
+#include "gates/history_check.hpp"
 #include "gates/identity.hpp"
 #include "gates/ratchet.hpp"
 #include "records/test_hooks.hpp"
@@ -106,6 +110,25 @@ TEST_CASE("the shipped pr gate runs the instructions suite with a 0.5 % toleranc
   const auto pr = load_gate_config(test::source_dir() / "gates/config/pr.json");
   CHECK(std::find(pr.suites.begin(), pr.suites.end(), "instructions") != pr.suites.end());
   CHECK(default_tolerance(pr, MetricKind::counted, "instructions/instructions_per_decode_token").relative == 0.005);
+}
+
+TEST_CASE("every committed BASELINE pins the config of each suite it stores values for, and matches its own history") {
+  // The committed CPU BASELINE once pinned 1 of its 5 suites: a pull request could shrink the
+  // work of the other four (and lower their output fingerprints) with nothing to compare against.
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(test::source_dir() / "baselines")) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || !name.ends_with(".BASELINE.json")) continue;
+    ++files;
+    CAPTURE(e.path().string());
+    const Baseline b = load_baseline(e.path());
+    CHECK(unpinned_suites(b).empty());
+    for (const auto& [metric, m] : b.metrics) {
+      CAPTURE(metric);
+      CHECK(history_mismatch(m) == "");
+    }
+  }
+  CHECK(files >= 3);
 }
 
 TEST_CASE("unpinned suites: the suites with stored metrics whose config the baseline does not pin") {
