@@ -93,6 +93,31 @@ const char* to_string(Change c) {
   return "?";
 }
 
+ExitCode exit_code_of(Change c) {
+  switch (c) {
+    case Change::regressed:
+    case Change::changed:
+    case Change::incomparable:  // exit 0 here once: a metric whose unit or kind moved passed silently
+      return ExitCode::regression;
+    case Change::noise: return ExitCode::inconclusive;
+    case Change::improved:
+    case Change::unchanged:
+    case Change::added:
+    case Change::removed: return ExitCode::pass;
+  }
+  return ExitCode::regression;
+}
+
+ExitCode exit_code(const RecordDiff& d) {
+  ExitCode worst = ExitCode::pass;
+  for (const auto& m : d.metrics) {
+    const ExitCode e = exit_code_of(m.change);
+    if (e == ExitCode::regression) return e;
+    if (e == ExitCode::inconclusive) worst = e;
+  }
+  return worst;
+}
+
 int RecordDiff::count(Change c) const {
   return static_cast<int>(std::count_if(metrics.begin(), metrics.end(), [c](const MetricDiff& d) { return d.change == c; }));
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_code.hpp"
 #include "records/metric.hpp"
 #include "records/record.hpp"
 
@@ -85,6 +86,13 @@ struct RecordDiff {
   /// Counts of each Change, for summaries.
   int count(Change c) const;
 };
+
+/// The exit code one row leads to (README, "Exit codes"): regressed, changed (an output
+/// fingerprint) and incomparable (unit or kind changed: the gate's incomparable, a regression)
+/// are 1; undecided (noise) is 2; unchanged, improved, added and removed are 0.
+ExitCode exit_code_of(Change c);
+/// The diff's exit code: the worst of its rows' (1 before 2 before 0).
+ExitCode exit_code(const RecordDiff& d);
 
 /// Why a record's box cannot be trusted for timing: "its quiet-box check said not quiet (...)",
 /// "judged with --allow-noisy", "not quiet-box checked"; "" when its check said quiet.

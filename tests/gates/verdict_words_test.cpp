@@ -13,6 +13,7 @@
 #include "common/exit_code.hpp"
 #include "gates/compare.hpp"
 #include "gates/interleaved.hpp"
+#include "records/diff.hpp"
 
 using namespace atlas;
 using namespace atlas::gates;
@@ -126,4 +127,41 @@ TEST_CASE("stored-baseline verdicts: each status's exit code is the README row t
     CHECK(to_int(exit_code(overall_of(std::vector<Verdict>{v}))) == code);
     CHECK(rows.at(code).find(std::string("`") + to_string(status) + "`") != std::string::npos);
   }
+}
+
+TEST_CASE("diff rows: each word's exit code is the README row that names it for diff; the worst row decides") {
+  const auto rows = readme_exit_rows();
+  REQUIRE(rows.size() == 4);
+  // The part of a row that speaks of diff: "`diff`: ..." up to the next ')' or ';'.
+  const auto diff_part = [&](int code) {
+    const std::string& row = rows.at(code);
+    const auto at = row.find("`diff`:");
+    if (at == std::string::npos) return std::string();
+    return row.substr(at, row.find_first_of(");", at) - at);
+  };
+  using C = records::Change;
+  // An incomparable row (unit or kind changed) exited 0 while the gate fails the same metric.
+  const std::vector<std::pair<C, int>> cases = {{C::improved, 0},  {C::unchanged, 0}, {C::added, 0},
+                                                {C::removed, 0},   {C::regressed, 1}, {C::changed, 1},
+                                                {C::incomparable, 1}, {C::noise, 2}};
+  for (const auto& [change, code] : cases) {
+    const std::string word = records::to_string(change);
+    CAPTURE(word);
+    CHECK(to_int(records::exit_code_of(change)) == code);
+    CHECK(diff_part(code).find("`" + word + "`") != std::string::npos);
+  }
+  const auto with = [](std::vector<C> changes) {
+    records::RecordDiff d;
+    for (const C c : changes) {
+      records::MetricDiff m;
+      m.change = c;
+      d.metrics.push_back(m);
+    }
+    return to_int(records::exit_code(d));
+  };
+  CHECK(with({}) == 0);
+  CHECK(with({C::improved, C::added, C::removed}) == 0);
+  CHECK(with({C::improved, C::noise}) == 2);
+  CHECK(with({C::noise, C::incomparable, C::improved}) == 1);
+  CHECK(with({C::regressed, C::noise}) == 1);
 }

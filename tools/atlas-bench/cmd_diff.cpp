@@ -91,11 +91,8 @@ const RegisterCommand kDiff{{
         if (const auto unlike = records::comparable(ra, rb); !unlike.empty())
           diff.warnings.insert(diff.warnings.begin(), "A and B are not alike (" + unlike + "): differences may be that, not the code");
         records::make_diff_printer(args->format)->print(diff, std::cout);
-        // README's exit-code table: a printed regression (or a changed output fingerprint) is 1;
-        // else an undecided row (the gate's needs-more-samples) is 2; else 0.
-        const int worse = diff.count(records::Change::regressed) + diff.count(records::Change::changed);
-        if (worse > 0) return to_int(ExitCode::regression);
-        return to_int(diff.count(records::Change::noise) > 0 ? ExitCode::inconclusive : ExitCode::pass);
+        // README's exit-code table, row by row (records::exit_code_of).
+        return to_int(records::exit_code(diff));
       };
     },
 }};
