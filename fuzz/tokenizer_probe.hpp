@@ -1,6 +1,8 @@
 #pragma once
 // Runs a tokenizer a parser just built over a few texts: ids must lie inside the vocabulary and
-// decode without error (a vocabulary from a fuzzed file must not make encode/decode misbehave).
+// decode without error, and the bounded encode must agree with encode() (a vocabulary from a
+// fuzzed file must not make encode/decode misbehave).
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +22,9 @@ inline void probe_tokenizer(const engine::Tokenizer& t, std::string_view extra =
     for (const bool bos : {false, true}) {
       const std::vector<int> ids = t.encode(text, bos);
       for (const int id : ids) check(id >= 0 && id < n, "encode() gives ids inside the vocabulary");
+      // The bounded encode a server uses: encode()'s ids up to their count, nothing below it.
+      check(t.encode_at_most(text, bos, ids.size()) == ids, "encode_at_most(count) gives encode()'s ids");
+      if (!ids.empty()) check(!t.encode_at_most(text, bos, ids.size() - 1), "encode_at_most(count - 1) gives up");
       (void)t.decode(ids);
       engine::StreamDecoder d(t);
       for (const int id : ids) (void)d.push(id);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <random>
 
 #include "engine/error.hpp"
@@ -63,7 +64,15 @@ std::vector<int> CompletionRunner::encode_prompt(const std::string& text, const 
                           " tokens, leaving no room for a completion",
                       param, "context_length_exceeded");
   }
-  return tok.encode(text, true);
+  // Within the byte bound a text can still hold many more tokens than fit (the bound assumes
+  // every token is the longest): the tokenizer stops once the count passes max_ids.
+  std::optional<std::vector<int>> ids = tok.encode_at_most(text, true, max_ids);
+  if (!ids) {
+    throw bad_request("This model's maximum context length is " + std::to_string(ctx) + " tokens; the prompt has more than " +
+                          std::to_string(max_ids) + " tokens, leaving no room for a completion",
+                      param, "context_length_exceeded");
+  }
+  return std::move(*ids);
 }
 
 std::string CompletionRunner::render_chat(const CompletionRequest& req) const {

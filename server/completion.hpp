@@ -55,7 +55,7 @@ class CompletionRunner {
 
  private:
   /// The prompt's ids; ApiError 400 (`context_length_exceeded`, `param`) when its bytes show
-  /// it cannot fit, before any tokenising.
+  /// it cannot fit, before any tokenising, or once the tokenizer has counted more ids than fit.
   std::vector<int> encode_prompt(const std::string& text, const char* param) const;
 
   Generator& gen_;

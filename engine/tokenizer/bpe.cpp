@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <queue>
 #include <unordered_map>
 
@@ -166,6 +167,19 @@ std::vector<std::string_view> pre_tokenize(PreTokenizer p, std::string_view text
   return out;
 }
 
+std::vector<std::string_view> pre_token_segments(std::string_view text, std::size_t target_bytes) {
+  std::vector<std::string_view> out;
+  const auto graphic_ascii = [](char c) { return c > ' ' && c < 0x7F; };
+  for (std::size_t begin = 0; begin < text.size();) {
+    std::size_t end = begin + std::max<std::size_t>(target_bytes, 1);
+    while (end < text.size() && !(text[end] == ' ' && graphic_ascii(text[end - 1]))) ++end;
+    end = std::min(end, text.size());
+    out.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  return out;
+}
+
 // ---- byte-level alphabet ----
 
 namespace {
@@ -256,15 +270,13 @@ class BpeTokenizer final : public Tokenizer {
 
   std::vector<int> encode(std::string_view text, bool add_bos) const override {
     std::vector<int> ids;
-    if (add_bos && v_.bos) ids.push_back(*v_.bos);
-    std::size_t start = 0;
-    while (start < text.size()) {
-      const auto m = find_added(text, start);
-      encode_ordinary(text.substr(start, m.text_begin - start), ids);
-      if (m.id < 0) break;
-      ids.push_back(m.id);
-      start = m.text_end;
-    }
+    encode_into(text, add_bos, std::numeric_limits<std::size_t>::max(), ids);
+    return ids;
+  }
+
+  std::optional<std::vector<int>> encode_at_most(std::string_view text, bool add_bos, std::size_t max_ids) const override {
+    std::vector<int> ids;
+    if (!encode_into(text, add_bos, max_ids, ids)) return std::nullopt;
     return ids;
   }
 
@@ -333,8 +345,24 @@ class BpeTokenizer final : public Tokenizer {
     return {text.size(), text.size(), -1};
   }
 
-  void encode_ordinary(std::string_view text, std::vector<int>& ids) const {
-    if (text.empty()) return;
+  /// Appends text's ids to `ids`; false, having stopped, once they are more than `limit`.
+  bool encode_into(std::string_view text, bool add_bos, std::size_t limit, std::vector<int>& ids) const {
+    if (add_bos && v_.bos) ids.push_back(*v_.bos);
+    std::size_t start = 0;
+    while (start < text.size() && ids.size() <= limit) {
+      const auto m = find_added(text, start);
+      if (!encode_ordinary(text.substr(start, m.text_begin - start), ids, limit)) return false;
+      if (m.id < 0) break;
+      ids.push_back(m.id);
+      start = m.text_end;
+    }
+    return ids.size() <= limit;
+  }
+
+  /// Text between added tokens, a segment at a time (pre_token_segments: the same pre-tokens as
+  /// the whole text); false once the ids are more than `limit`, the rest not pre-tokenised.
+  bool encode_ordinary(std::string_view text, std::vector<int>& ids, std::size_t limit) const {
+    if (text.empty()) return true;
     // HF ByteLevel(add_prefix_space) works on each piece between added tokens separately.
     std::string prefixed;
     if (v_.add_prefix_space && text[0] != ' ') {
@@ -343,8 +371,18 @@ class BpeTokenizer final : public Tokenizer {
       prefixed += text;
       text = prefixed;
     }
-    for (std::string_view piece : pre_tokenize(v_.pre, text)) bpe(piece, ids);
+    for (std::string_view segment : pre_token_segments(text, kSegmentBytes)) {
+      for (std::string_view piece : pre_tokenize(v_.pre, segment)) {
+        bpe(piece, ids);
+        if (ids.size() > limit) return false;
+      }
+    }
+    return true;
   }
+
+  /// What one segment costs before any id comes out: its code-point table (24 bytes a code
+  /// point, 1.5 MB at this size; more where no boundary comes soon) and its pre-tokenising.
+  static constexpr std::size_t kSegmentBytes = 64 * 1024;
 
   /// Ranked merges over one pre-token (HF tokenizers' Word::merge_all: a heap of candidate
   /// pairs ordered by (rank, position); stale entries are skipped when popped).

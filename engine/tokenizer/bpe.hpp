@@ -49,6 +49,14 @@ std::optional<PreTokenizer> pre_tokenizer_from_gguf_name(std::string_view name);
 /// Splits `text` into pre-tokens (views into text) with the given regex semantics.
 std::vector<std::string_view> pre_tokenize(PreTokenizer p, std::string_view text);
 
+/// `text` cut into consecutive parts of at least `target_bytes` (the last may be shorter), each
+/// ending just before a space that follows a printable ASCII character. Every PreTokenizer ends
+/// a pre-token there whatever comes next (no pattern takes a space after such a character, and
+/// none looks behind), so pre-tokenising the parts one by one gives exactly pre_tokenize(text):
+/// encoding walks a long text a part at a time, which lets a bounded encode stop early and keeps
+/// the code-point table to one part. A text with no such place is one part.
+std::vector<std::string_view> pre_token_segments(std::string_view text, std::size_t target_bytes);
+
 /// GPT-2's reversible byte -> code point map (printable Latin-1 maps to itself, the other bytes
 /// to U+0100 upwards), as UTF-8 strings, and its inverse (-1 for code points outside it).
 const std::string& byte_to_unicode(unsigned char b);

@@ -11,6 +11,12 @@ std::string Tokenizer::decode(std::span<const int> ids, int prev) const {
   return out;
 }
 
+std::optional<std::vector<int>> Tokenizer::encode_at_most(std::string_view text, bool add_bos, std::size_t max_ids) const {
+  std::vector<int> ids = encode(text, add_bos);
+  if (ids.size() > max_ids) return std::nullopt;
+  return ids;
+}
+
 namespace {
 /// Length of the UTF-8 sequence a lead byte announces; 0 for a byte that cannot start one.
 std::size_t utf8_length(unsigned char b) {

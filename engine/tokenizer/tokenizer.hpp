@@ -14,6 +14,13 @@ class Tokenizer {
   virtual ~Tokenizer() = default;
   /// Text -> ids. `add_bos` prepends BOS when the tokenizer has one.
   virtual std::vector<int> encode(std::string_view text, bool add_bos) const = 0;
+  /// encode(), giving up as soon as the ids would be more than `max_ids` (BOS counted): nullopt
+  /// then. A server asks so that a prompt which cannot fit its context costs the tokenising of
+  /// the part that shows it, not of the whole text. This default encodes everything and counts;
+  /// the byte-level BPE stops early, as it works a pre-token at a time. SentencePiece merges
+  /// pairs anywhere in the text, so no count is final before the end: its work stays bounded
+  /// by the server's byte bound alone (its pieces are short, so that bound is tight).
+  virtual std::optional<std::vector<int>> encode_at_most(std::string_view text, bool add_bos, std::size_t max_ids) const;
   /// The raw bytes token `id` contributes when it follows `prev` (SentencePiece drops the
   /// leading space of the piece right after BOS; byte tokens yield their byte). May be a
   /// partial UTF-8 sequence: use StreamDecoder to print. An id at or beyond vocab_size() is an

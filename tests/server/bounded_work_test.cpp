@@ -1,6 +1,7 @@
 // Work per request is bounded: a prompt that cannot fit the context is refused on its bytes
-// before any tokenising, the drain timeout stops requests still decoding, and a client that
-// leaves while queued gives its place up (in process, over the loopback, FakeGenerator).
+// before any tokenising, or by a tokenizer told to stop once more ids than fit are counted; the
+// drain timeout stops requests still decoding, and a client that leaves while queued gives its
+// place up (in process, over the loopback, FakeGenerator).
 #if ATLAS_HAVE_HTTPLIB
 #include <chrono>
 #include <csignal>
@@ -55,6 +56,11 @@ TEST_CASE("bounded work: a prompt longer than the context could hold is 400 befo
   CHECK(r->status == 200);
   r = c.Post("/v1/completions", json{{"model", "fake"}, {"prompt", std::string(511, 'a')}, {"max_tokens", 1}}.dump(), "application/json");
   CHECK(r->status == 400);
+  // 511 bytes pass the byte bound (510 ids + a dummy space's byte); the tokenizer is asked to
+  // stop past the 511 ids that fit, and the answer says so.
+  CHECK(gen.byte_tokenizer().last_max_ids.load() == 511);
+  CHECK(json::parse(r->body)["error"]["code"] == "context_length_exceeded");
+  CHECK(json::parse(r->body)["error"]["message"].get<std::string>().find("has more than 511 tokens") != std::string::npos);
   srv.stop();
 }
 

@@ -22,6 +22,11 @@ class ByteTokenizer final : public engine::Tokenizer {
     for (unsigned char c : text) ids.push_back(c + 3);
     return ids;
   }
+  /// Records the limit the server asks with, then counts as the default does.
+  std::optional<std::vector<int>> encode_at_most(std::string_view text, bool add_bos, std::size_t max_ids) const override {
+    last_max_ids = max_ids;
+    return Tokenizer::encode_at_most(text, add_bos, max_ids);
+  }
   std::string token_bytes(int, int id) const override {
     if (id < 3) return {};
     return std::string(1, static_cast<char>(id - 3));
@@ -32,6 +37,7 @@ class ByteTokenizer final : public engine::Tokenizer {
   std::vector<int> stop_ids() const override { return {2}; }
   std::optional<int> piece_to_id(std::string_view) const override { return std::nullopt; }
   mutable std::atomic<int> encode_calls{0};  ///< encode() calls so far
+  mutable std::atomic<std::size_t> last_max_ids{0};  ///< the last encode_at_most's limit
 };
 
 /// Replies with `reply` (one token per byte, then EOS, then 'x' forever), sleeping `token_delay`
