@@ -3,8 +3,7 @@
 #include <sstream>
 
 #include "gates/gate_run.hpp"
-#include "gates/markdown_printer.hpp"
-#include "gates/text_printer.hpp"
+#include "gates/printers/gate_printer.hpp"
 #include "tests/gates/gate_fixtures.hpp"
 
 using namespace atlas;
@@ -221,8 +220,8 @@ TEST_CASE("printers: text table and markdown summary show metric, baseline, cand
   rep.decision = decide(out, true, true, false);
   rep.attempts = out.attempts;
   std::ostringstream text, md;
-  TextPrinter{}.print(rep, text);
-  MarkdownPrinter{}.print(rep, md);
+  make_text_printer()->print(rep, text);
+  make_markdown_printer()->print(rep, md);
   const std::string t = text.str();
   CHECK(t.find("metric") != std::string::npos);
   CHECK(t.find("ttft/p50") != std::string::npos);
