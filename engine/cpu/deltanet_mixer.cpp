@@ -8,6 +8,7 @@
 #include "engine/cpu/blocks.hpp"
 #include "engine/cpu/gdn.hpp"
 #include "engine/cpu/matmul.hpp"
+#include "engine/cpu/ops.hpp"
 
 namespace atlas::engine::cpu {
 

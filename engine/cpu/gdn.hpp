@@ -34,9 +34,6 @@ void gdn_recurrent(float* S, const GdnSeq& s, int n, int dk, int dv);
 
 /// x <- x / sqrt(sum x^2 + eps) (HF l2norm, eps 1e-6 in Qwen3-Next).
 void l2_normalize(float* x, int n, float eps);
-/// log(1 + e^x), x for x > 20 (torch.nn.functional.softplus, beta 1, threshold 20).
-float softplus(float x);
-float sigmoid(float x);
 
 /// Causal depthwise conv1d + SiLU over n tokens of `channels` channels, continuing from
 /// `state` [channels][kernel - 1] (the previous kernel - 1 inputs, oldest first; zeros at the

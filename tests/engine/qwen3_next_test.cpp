@@ -15,6 +15,7 @@
 #include "common/atomic_file.hpp"
 #include "engine/backend.hpp"
 #include "engine/cpu/gdn.hpp"
+#include "engine/cpu/ops.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/dtype.hpp"
 #include "engine/formats/gguf.hpp"
