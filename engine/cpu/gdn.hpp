@@ -1,7 +1,8 @@
 #pragma once
 // The Gated DeltaNet core (Yang, Kautz, Hatamizadeh 2024, "Gated Delta Networks"), as Hugging
 // Face transformers' Qwen3-Next computes it (modeling_qwen3_next.py: torch_recurrent_gated_delta_rule,
-// torch_chunk_gated_delta_rule, torch_causal_conv1d_update, l2norm; anchors-engine.md §3).
+// torch_chunk_gated_delta_rule, torch_causal_conv1d_update, l2norm; transformers 5.17, the version
+// the parity references were made with: docs/PERF.md).
 // One value head at a time; the state S is [k_dim][v_dim] float32 (HF's layout).
 #include <span>
 

@@ -1,5 +1,5 @@
-// One way to print a measured value everywhere (issue: 1.289e+04, 17959.8 and 15770.4648 were
-// the same kind of figure in three commands).
+// One way to print a measured value everywhere (1.289e+04, 17959.8 and 15770.4648 were once the
+// same kind of figure in three commands), and one way to print a percentage.
 #include <doctest/doctest.h>
 
 #include <cmath>
