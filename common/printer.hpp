@@ -1,10 +1,10 @@
 #pragma once
 // The one printer interface (nvbench's printer model): a result and the ways it is shown: an
 // aligned table for terminals, markdown for pull-request comments and job summaries, JSON for
-// programs. Each layer keeps the printers of its own result in a printers/ folder, one file per
-// format, made by factory functions: records/printers/ for a record diff, gates/printers/ for a
-// gate report. Suites print their tables through suites/table.hpp, which renders one Table type
-// rather than one result per format.
+// programs. Each result has its printers made by factory functions, one per format: a record
+// diff's in records/printers/ (DiffPrinter), a gate report's in gates/printers/ (GatePrinter),
+// a suite's table in suites/table.hpp (TablePrinter), `bfcl score`'s in
+// suites/bfcl/score_printer.hpp (ScorePrinter).
 #include <ostream>
 
 namespace atlas {
