@@ -29,4 +29,16 @@ std::string format_number(double v) {
   return s;
 }
 
+std::string format_percent(double percent, bool sign) {
+  if (std::isnan(percent)) return "-";
+  if (std::isinf(percent)) return percent > 0 ? "+inf" : "-inf";
+  char buf[320];  // the widest double in %f: 309 digits, sign, point, decimals, %
+  const bool tiny = percent != 0.0 && std::fabs(percent) < 0.005;
+  if (sign) std::snprintf(buf, sizeof buf, tiny ? "%+.2g%%" : "%+.2f%%", percent);
+  else std::snprintf(buf, sizeof buf, tiny ? "%.2g%%" : "%.2f%%", percent);
+  return buf;
+}
+
+std::string format_fraction_percent(double fraction, bool sign) { return format_percent(100 * fraction, sign); }
+
 }  // namespace atlas

@@ -302,11 +302,7 @@ std::string failing_metrics(const std::vector<Verdict>& verdicts, std::size_t ma
     out += (out.empty() ? "" : "; ") + std::string(to_string(st)) + ": ";
     for (std::size_t i = 0; i < hit.size() && i < max_named; ++i) {
       out += (i ? ", " : "") + hit[i]->key;
-      if (hit[i]->delta_pct) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, " (%+.2f%%)", *hit[i]->delta_pct);
-        out += buf;
-      }
+      if (hit[i]->delta_pct) out += " (" + format_percent(*hit[i]->delta_pct, true) + ")";
     }
     if (hit.size() > max_named) out += " and " + std::to_string(hit.size() - max_named) + " more";
   }

@@ -7,16 +7,13 @@
 #include <optional>
 #include <vector>
 
+#include "common/number_format.hpp"
 #include "records/stats.hpp"
 
 namespace atlas::gates {
 namespace {
 
-std::string pct(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * x);
-  return buf;
-}
+std::string pct(double x) { return format_fraction_percent(x, false); }
 
 double steady_now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -1,7 +1,5 @@
 #include "gates/report.hpp"
 
-#include <cstdio>
-
 #include "common/number_format.hpp"
 #include "records/metric.hpp"
 
@@ -13,11 +11,6 @@ std::string format_value(const std::optional<double>& v, std::string_view unit) 
   return v && records::is_identity_unit(unit) ? records::identity_hex(*v, unit) : format_value(v);
 }
 
-std::string format_delta_pct(const std::optional<double>& v) {
-  if (!v) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.2f%%", *v);
-  return buf;
-}
+std::string format_delta_pct(const std::optional<double>& v) { return v ? format_percent(*v, true) : "-"; }
 
 }  // namespace atlas::gates

@@ -35,7 +35,8 @@ std::string format_value(const std::optional<double>& v);
 /// The same for a metric in `unit`: a hash (records::is_identity_unit) reads as hex, since %.4g
 /// would print two different hashes alike.
 std::string format_value(const std::optional<double>& v, std::string_view unit);
-/// "+3.21%" / "-0.50%"; "-" when absent.
+/// "+3.21%" / "-0.50%" (atlas::format_percent: "+0.00043%" for a change too small for two
+/// decimals); "-" when absent.
 std::string format_delta_pct(const std::optional<double>& v);
 
 }  // namespace atlas::gates

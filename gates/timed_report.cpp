@@ -6,23 +6,26 @@
 #include <vector>
 
 #include "common/markdown_text.hpp"
+#include "common/number_format.hpp"
 #include "gates/report.hpp"
 
 namespace atlas::gates {
 namespace {
 
-std::string pct(double x, bool sign = true) {
-  if (std::isnan(x)) return "-";
-  if (std::isinf(x)) return x > 0 ? "+inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, sign ? "%+.2f%%" : "%.2f%%", 100 * x);
-  return buf;
-}
+std::string pct(double x, bool sign = true) { return format_fraction_percent(x, sign); }
 
 std::string interval(const records::PairedVerdict& v) {
   if (v.rounds == 0) return "-";
-  char out[112];  // pct() gives at most 31 characters
-  std::snprintf(out, sizeof out, "[%s, %s] at %.4g%%", pct(v.ci_lo).c_str(), pct(v.ci_hi).c_str(), 100 * v.confidence);
+  char confidence[32];
+  std::snprintf(confidence, sizeof confidence, "%.4g%%", 100 * v.confidence);
+  // Appended piece by piece: gcc 12 reports a false -Wrestrict on chained string + (see
+  // CMakeLists.txt).
+  std::string out = "[";
+  out += pct(v.ci_lo);
+  out += ", ";
+  out += pct(v.ci_hi);
+  out += "] at ";
+  out += confidence;
   return out;
 }
 

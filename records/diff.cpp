@@ -35,13 +35,20 @@ DiffSide side_of(const Record& r, const std::string& label) {
   return {label, r.git.commit, r.git.branch, r.machine.machine_class, r.gate_or_suite, r.start_utc, r.git.dirty, r.valid};
 }
 
-MetricDiff one_sided(const std::string& suite, const std::string& name, const Metric& m, bool in_a) {
+/// A row's name and the meta data it is judged by (the newer side's, where both have one); no
+/// samples, no verdict yet.
+MetricDiff row_for(const std::string& suite, const std::string& name, const Metric& m) {
   MetricDiff d;
   d.suite = suite;
   d.metric = name;
   d.unit = m.unit;
   d.better = m.better;
   d.kind = m.kind;
+  return d;
+}
+
+MetricDiff one_sided(const std::string& suite, const std::string& name, const Metric& m, bool in_a) {
+  MetricDiff d = row_for(suite, name, m);
   (in_a ? d.n_a : d.n_b) = static_cast<int>(m.samples.size());
   d.p50_a = in_a ? p50_of(m) : kNaN;
   d.p50_b = in_a ? kNaN : p50_of(m);
@@ -124,12 +131,7 @@ int RecordDiff::count(Change c) const {
 
 MetricDiff diff_metric(const std::string& suite, const std::string& name, const Metric& a, const Metric& b,
                        const DiffOptions& options) {
-  MetricDiff d;
-  d.suite = suite;
-  d.metric = name;
-  d.unit = b.unit;
-  d.better = b.better;
-  d.kind = b.kind;
+  MetricDiff d = row_for(suite, name, b);
   d.n_a = static_cast<int>(a.samples.size());
   d.n_b = static_cast<int>(b.samples.size());
   d.p50_a = p50_of(a);

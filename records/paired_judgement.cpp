@@ -7,6 +7,7 @@
 #include <numbers>
 #include <vector>
 
+#include "common/number_format.hpp"
 #include "records/error.hpp"
 #include "records/signed_rank.hpp"
 #include "records/stats.hpp"
@@ -16,20 +17,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string pct(double x) {
-  if (std::isnan(x)) return "n/a";
-  if (std::isinf(x)) return x > 0 ? "+inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.2f%%", 100 * x);
-  return buf;
-}
-
-std::string pct_abs(double x) {
-  if (std::isnan(x)) return "n/a";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * x);
-  return buf;
-}
+// A judgement's reason says "n/a" where no estimate exists yet (too few rounds).
+std::string pct(double x) { return std::isnan(x) ? "n/a" : format_fraction_percent(x, true); }
+std::string pct_abs(double x) { return std::isnan(x) ? "n/a" : format_fraction_percent(x, false); }
 
 void check_settings(const PairedSettings& s) {
   if (!(s.confidence > 0 && s.confidence < 1))

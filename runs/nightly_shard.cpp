@@ -7,8 +7,8 @@
 #include "common/exit_code.hpp"
 #include "gates/baseline.hpp"
 #include "gates/config.hpp"
+#include "gates/printers/gate_printer.hpp"
 #include "gates/shard.hpp"
-#include "gates/text_printer.hpp"
 #include "records/provenance.hpp"
 #include "records/store.hpp"
 
@@ -66,7 +66,7 @@ int run_nightly_shard(const NightlyShardOptions& o, const RunContext& ctx, std::
     out << "no baseline " << baseline_file.string() << ": recorded, not judged\n";
     return 0;
   }
-  TextPrinter{}.print(gate_report(cfg.gate + " shard " + shard_text, machine, baseline_file, record_file, run, decision),
+  make_text_printer()->print(gate_report(cfg.gate + " shard " + shard_text, machine, baseline_file, record_file, run, decision),
                       out);
   return to_int(exit_code(decision.overall));
 }

@@ -14,9 +14,8 @@
 #include "gates/config.hpp"
 #include "gates/error.hpp"
 #include "gates/identity.hpp"
-#include "gates/markdown_printer.hpp"
 #include "gates/merge_base_check.hpp"
-#include "gates/text_printer.hpp"
+#include "gates/printers/gate_printer.hpp"
 #include "gates/unstored_timed.hpp"
 #include "records/provenance.hpp"
 #include "records/store.hpp"
@@ -231,10 +230,10 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
     report.notes.push_back("stored baseline: " + std::to_string(hidden_timed) + " timed values not gated on " +
                            machine.machine_class + " (not a quiet machine class in the gate config); timed metrics "
                            "are judged against the merge-base above");
-  TextPrinter{}.print(report, out);
+  make_text_printer()->print(report, out);
   if (!o.summary_md.empty()) {
     std::ostringstream md;
-    MarkdownPrinter{}.print(report, md);
+    make_markdown_printer()->print(report, md);
     try {
       write_file_atomic(o.summary_md, md.str());
     } catch (const std::exception& e) {

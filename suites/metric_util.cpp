@@ -1,8 +1,20 @@
 #include "suites/metric_util.hpp"
 
+#include <utility>
+
 #include "suites/error.hpp"
 
 namespace atlas::suites {
+
+records::SuiteResult repeated_suite_result(std::string name, nlohmann::json config, const SuiteOptions& options) {
+  records::SuiteResult r;
+  r.name = std::move(name);
+  r.config = std::move(config);
+  r.config["warmup"] = options.warmup;
+  r.config["repetitions"] = options.repetitions;
+  r.config["seed"] = options.seed;
+  return r;
+}
 
 records::Metric& metric(records::SuiteResult& r, const std::string& name, std::string_view unit, records::Better better,
                         records::MetricKind kind, std::string_view description) {

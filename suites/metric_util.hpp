@@ -3,10 +3,18 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "records/metric.hpp"
+#include "suites/suite_options.hpp"
 #include "suites/target.hpp"
 
 namespace atlas::suites {
+
+/// A repeated suite's result, begun: its name and the config its record keeps, the suite's own
+/// fields and then the run's warmup, repetitions and seed, so the record says how it was measured
+/// (ttft, agentic and decode-anatomy all write these three the same way).
+records::SuiteResult repeated_suite_result(std::string name, nlohmann::json config, const SuiteOptions& options);
 
 /// The metric `name` of `r`, created with the given meta data on first use (later calls return
 /// the same metric; its meta data is not changed).

@@ -8,10 +8,14 @@
 
 namespace atlas::suites {
 
-void LineProgress::begin(std::string_view phase, int total_steps) {
+void CountingProgress::start(std::string_view phase, int total_steps) {
   phase_ = phase;
   total_ = total_steps;
   done_ = 0;
+}
+
+void LineProgress::begin(std::string_view phase, int total_steps) {
+  start(phase, total_steps);
   *os_ << "[" << phase_ << "] start (" << total_ << " steps)\n" << std::flush;
 }
 
@@ -24,11 +28,7 @@ void LineProgress::end(std::string_view summary) {
   *os_ << "[" << phase_ << "] done" << (summary.empty() ? "" : ": ") << summary << "\n" << std::flush;
 }
 
-void BarProgress::begin(std::string_view phase, int total_steps) {
-  phase_ = phase;
-  total_ = total_steps;
-  done_ = 0;
-}
+void BarProgress::begin(std::string_view phase, int total_steps) { start(phase, total_steps); }
 
 void BarProgress::step(std::string_view label) {
   ++done_;

@@ -28,32 +28,34 @@ class NullProgress final : public Progress {
   void end(std::string_view) override {}
 };
 
-/// One plain line per step: "[ttft 3/40] cold len=128 rep 1/3".
-class LineProgress final : public Progress {
- public:
-  explicit LineProgress(std::ostream& os) : os_(&os) {}
-  void begin(std::string_view phase, int total_steps) override;
-  void step(std::string_view label) override;
-  void end(std::string_view summary) override;
+/// What the printing kinds share: the stream, the phase, and its steps counted so far.
+class CountingProgress : public Progress {
+ protected:
+  explicit CountingProgress(std::ostream& os) : os_(&os) {}
+  /// A new phase: its name and step count, none done.
+  void start(std::string_view phase, int total_steps);
 
- private:
   std::ostream* os_;
   std::string phase_;
   int total_ = 0, done_ = 0;
 };
 
-/// A redrawn bar: "ttft [#########.........] 18/40 cold len=128".
-class BarProgress final : public Progress {
+/// One plain line per step: "[ttft 3/40] cold len=128 rep 1/3".
+class LineProgress final : public CountingProgress {
  public:
-  explicit BarProgress(std::ostream& os) : os_(&os) {}
+  explicit LineProgress(std::ostream& os) : CountingProgress(os) {}
   void begin(std::string_view phase, int total_steps) override;
   void step(std::string_view label) override;
   void end(std::string_view summary) override;
+};
 
- private:
-  std::ostream* os_;
-  std::string phase_;
-  int total_ = 0, done_ = 0;
+/// A redrawn bar: "ttft [#########.........] 18/40 cold len=128".
+class BarProgress final : public CountingProgress {
+ public:
+  explicit BarProgress(std::ostream& os) : CountingProgress(os) {}
+  void begin(std::string_view phase, int total_steps) override;
+  void step(std::string_view label) override;
+  void end(std::string_view summary) override;
 };
 
 /// BarProgress when `fd` is a terminal and CI is not set to a true value, else LineProgress.

@@ -1,6 +1,6 @@
 #pragma once
 // A plain table (title, header, rows of already-formatted cells) and the printers that render it.
-// Every output format is a printer behind one interface (nvbench's model).
+// Every output format is a printer behind the project's one printer interface (common/printer.hpp).
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "common/printer.hpp"
 
 namespace atlas::suites {
 
@@ -18,11 +20,7 @@ struct Table {
   std::vector<std::string> notes;              ///< printed under the table
 };
 
-class TablePrinter {
- public:
-  virtual ~TablePrinter() = default;
-  virtual void print(const Table& t, std::ostream& os) const = 0;
-};
+using TablePrinter = Printer<Table>;
 
 /// Aligned columns for a terminal: first column left-aligned, the rest right-aligned.
 class TextTablePrinter final : public TablePrinter {

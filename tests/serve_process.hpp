@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include "tests/built_exe.hpp"
 #include "tests/skip.hpp"
 
 extern char** environ;
@@ -83,15 +84,8 @@ struct ChildProcess {
 };
 
 /// The atlas-serve binary from $ATLAS_SERVE_EXE; "" when unset, the test case then skipped
-/// (tests/skip.hpp: the caller returns).
-inline std::string atlas_serve_exe() {
-  const char* exe = std::getenv("ATLAS_SERVE_EXE");
-  if (!exe || !*exe) {
-    skip_case("ATLAS_SERVE_EXE is not set (run through ctest)");
-    return {};
-  }
-  return exe;
-}
+/// (tests/built_exe.hpp, tests/skip.hpp: the caller returns).
+inline std::string atlas_serve_exe() { return serve_exe_or_skip(); }
 
 /// atlas-serve on 127.0.0.1 and a port the kernel picks (--port 0), started with `args` after
 /// the host and port options; the constructor returns once it prints its URL (REQUIREd within

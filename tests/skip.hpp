@@ -11,7 +11,8 @@
 //
 // Skip only for what a machine may lack without being broken (a GPU, valgrind, node, a Linux
 // kernel feature, a sanitizer-free build, a run outside ctest). An input the README says the
-// tests need (the data directory) is required: its absence fails (tests/test_data.hpp).
+// tests need (the data directory) is required: its absence fails (tests/test_data.hpp), as does
+// a binary ctest names that is not there (tests/built_exe.hpp).
 #include <doctest/doctest.h>
 
 #include <sstream>

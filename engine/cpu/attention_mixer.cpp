@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "engine/cpu/blocks.hpp"
-#include "engine/cpu/gdn.hpp"
 #include "engine/cpu/matmul.hpp"
 #include "engine/cpu/ops.hpp"
 

@@ -70,8 +70,16 @@ class Ffn {
 };
 
 /// Creates layer `l`'s mixer and ffn for `model` (weights checked by the caller), with a KV
-/// cache / state for `max_seq_len` positions and `threads` workers.
+/// cache / state for `max_seq_len` positions and `threads` workers: the kind
+/// ModelConfig::block(l) names, through its maker below (block_factory.cpp).
 std::unique_ptr<Mixer> make_mixer(const Model& model, int layer, int max_seq_len, int threads);
 std::unique_ptr<Ffn> make_ffn(const Model& model, int layer);
+
+/// Each kind's maker, in the kind's own file: attention and gated_attention
+/// (attention_mixer.cpp), gated_deltanet (deltanet_mixer.cpp), swiglu and moe (ffn_blocks.cpp).
+std::unique_ptr<Mixer> make_attention_mixer(const Model& m, int layer, int max_seq_len, bool gated);
+std::unique_ptr<Mixer> make_deltanet_mixer(const Model& m, int layer);
+std::unique_ptr<Ffn> make_swiglu_ffn(const Model& m, int layer);
+std::unique_ptr<Ffn> make_moe_ffn(const Model& m, int layer);
 
 }  // namespace atlas::engine::cpu

@@ -1,5 +1,5 @@
-// gated_deltanet mixer (Qwen3-Next linear attention; HF Qwen3NextGatedDeltaNet, anchors-engine.md
-// §3): in_proj_qkvz / in_proj_ba, causal conv1d + SiLU over [q | k | v], L2-normalised q and k
+// gated_deltanet mixer (Qwen3-Next linear attention; Hugging Face transformers 5.17,
+// models/qwen3_next/modeling_qwen3_next.py, Qwen3NextGatedDeltaNet): in_proj_qkvz / in_proj_ba, causal conv1d + SiLU over [q | k | v], L2-normalised q and k
 // (q scaled by k_head_dim^-1/2), beta = sigmoid(b), g = -exp(A_log) * softplus(a + dt_bias),
 // the gated delta rule per value head (recurrent for one token, chunked for a prefill), the
 // gated RMSNorm per value head, out_proj.
@@ -8,6 +8,7 @@
 #include "engine/cpu/blocks.hpp"
 #include "engine/cpu/gdn.hpp"
 #include "engine/cpu/matmul.hpp"
+#include "engine/cpu/ops.hpp"
 
 namespace atlas::engine::cpu {
 

@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "engine/cpu/blocks.hpp"
-#include "engine/cpu/gdn.hpp"
 #include "engine/cpu/matmul.hpp"
 #include "engine/cpu/ops.hpp"
 #include "engine/routing_fingerprint.hpp"
@@ -187,25 +186,12 @@ class MoeFfn final : public Ffn {
 
 }  // namespace
 
-std::unique_ptr<Mixer> make_attention_mixer(const Model& m, int layer, int max_seq_len, bool gated);
-std::unique_ptr<Mixer> make_deltanet_mixer(const Model& m, int layer);
-
-std::unique_ptr<Mixer> make_mixer(const Model& model, int layer, int max_seq_len, int) {
-  switch (model.config.block(layer).mixer) {
-    case MixerKind::attention: return make_attention_mixer(model, layer, max_seq_len, false);
-    case MixerKind::gated_attention: return make_attention_mixer(model, layer, max_seq_len, true);
-    case MixerKind::gated_deltanet: return make_deltanet_mixer(model, layer);
-  }
-  return nullptr;
+std::unique_ptr<Ffn> make_swiglu_ffn(const Model& m, int layer) {
+  return std::make_unique<SwigluFfn>(m.config, m.weights.layers[static_cast<std::size_t>(layer)]);
 }
 
-std::unique_ptr<Ffn> make_ffn(const Model& model, int layer) {
-  const LayerWeights& w = model.weights.layers[static_cast<std::size_t>(layer)];
-  switch (model.config.block(layer).ffn) {
-    case FfnKind::swiglu: return std::make_unique<SwigluFfn>(model.config, w);
-    case FfnKind::moe: return std::make_unique<MoeFfn>(model.config, w);
-  }
-  return nullptr;
+std::unique_ptr<Ffn> make_moe_ffn(const Model& m, int layer) {
+  return std::make_unique<MoeFfn>(m.config, m.weights.layers[static_cast<std::size_t>(layer)]);
 }
 
 }  // namespace atlas::engine::cpu

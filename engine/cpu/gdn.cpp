@@ -146,8 +146,6 @@ void l2_normalize(float* x, int n, float eps) {
   for (int i = 0; i < n; ++i) x[i] *= inv;
 }
 
-float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 void causal_conv1d_silu(const float* x, float* y, int n, int ld, int channels, const float* w, int kernel, float* state) {
   const int hist = kernel - 1;

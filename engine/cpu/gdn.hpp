@@ -1,7 +1,8 @@
 #pragma once
 // The Gated DeltaNet core (Yang, Kautz, Hatamizadeh 2024, "Gated Delta Networks"), as Hugging
 // Face transformers' Qwen3-Next computes it (modeling_qwen3_next.py: torch_recurrent_gated_delta_rule,
-// torch_chunk_gated_delta_rule, torch_causal_conv1d_update, l2norm; anchors-engine.md §3).
+// torch_chunk_gated_delta_rule, torch_causal_conv1d_update, l2norm; transformers 5.17, the version
+// the parity references were made with: docs/PERF.md).
 // One value head at a time; the state S is [k_dim][v_dim] float32 (HF's layout).
 #include <span>
 
@@ -34,9 +35,6 @@ void gdn_recurrent(float* S, const GdnSeq& s, int n, int dk, int dv);
 
 /// x <- x / sqrt(sum x^2 + eps) (HF l2norm, eps 1e-6 in Qwen3-Next).
 void l2_normalize(float* x, int n, float eps);
-/// log(1 + e^x), x for x > 20 (torch.nn.functional.softplus, beta 1, threshold 20).
-float softplus(float x);
-float sigmoid(float x);
 
 /// Causal depthwise conv1d + SiLU over n tokens of `channels` channels, continuing from
 /// `state` [channels][kernel - 1] (the previous kernel - 1 inputs, oldest first; zeros at the

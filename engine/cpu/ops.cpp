@@ -81,6 +81,10 @@ void attention(float* __restrict out, const float* __restrict q, const float* __
   }
 }
 
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+
 void swiglu(float* gate, const float* up, int n) {
   for (int i = 0; i < n; ++i) {
     const float g = gate[i];

@@ -32,6 +32,13 @@ void softmax(float* x, int n);
 /// scratch.
 void attention(float* out, const float* q, const float* k, const float* v, int n_pos, int head_dim, int stride, float* scores);
 
+/// 1 / (1 + e^-x): the gates of gated attention, the delta rule's beta and the shared expert.
+float sigmoid(float x);
+
+/// log(1 + e^x), x for x > 20 (torch.nn.functional.softplus, beta 1, threshold 20): the Gated
+/// DeltaNet's decay.
+float softplus(float x);
+
 /// SwiGLU gate (Shazeer 2020): gate[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + e^-x).
 void swiglu(float* gate, const float* up, int n);
 

@@ -37,7 +37,8 @@ ModelConfig make(Arch arch, const char* name, int dim, int hidden, int layers, i
   return c;
 }
 
-/// Qwen3-Next (HF Qwen3NextConfig fields; anchors-engine.md (b)).
+/// Qwen3-Next (the fields of Hugging Face transformers' Qwen3NextConfig, 5.17:
+/// models/qwen3_next/configuration_qwen3_next.py).
 ModelConfig qwen3_next(const char* name, int dim, int layers, int heads, int kv_heads, int head_dim, int rope_dim, int k_heads,
                        int v_heads, int k_head_dim, int v_head_dim, int experts, int experts_used, int expert_hidden, int shared_hidden,
                        int vocab, int ctx, float theta) {

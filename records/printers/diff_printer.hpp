@@ -1,19 +1,15 @@
 #pragma once
-// Output formats of a record diff: one interface, one file per printer (as nvbench's printers).
+// Output formats of a record diff: the project's one printer interface (common/printer.hpp),
+// one file per printer.
 #include <memory>
-#include <ostream>
 #include <string_view>
 
+#include "common/printer.hpp"
 #include "records/diff.hpp"
 
 namespace atlas::records {
 
-class DiffPrinter {
- public:
-  virtual ~DiffPrinter() = default;
-  /// Writes the whole diff to `out`.
-  virtual void print(const RecordDiff& diff, std::ostream& out) const = 0;
-};
+using DiffPrinter = Printer<RecordDiff>;
 
 /// Aligned plain-text table for terminals (text_printer.cpp).
 std::unique_ptr<DiffPrinter> make_text_printer();

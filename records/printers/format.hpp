@@ -20,16 +20,8 @@ inline std::string value(const MetricDiff& m, bool side_a) {
   return identity_hex(side_a ? m.p50_a : m.p50_b, m.unit);
 }
 
-/// Signed percentage with two decimals ("+11.43%"), "-" for NaN. A change too small for two
-/// decimals keeps two significant digits ("+0.00043%"): "+0.00%" beside a verdict reads as no
-/// change at all, which a non-zero change is not.
-inline std::string percent(double v) {
-  if (std::isnan(v)) return "-";
-  char buf[32];
-  if (v != 0.0 && std::fabs(v) < 0.005) std::snprintf(buf, sizeof buf, "%+.2g%%", v);
-  else std::snprintf(buf, sizeof buf, "%+.2f%%", v);
-  return buf;
-}
+/// Signed percentage ("+11.43%", "+0.00043%"; atlas::format_percent), "-" for NaN.
+inline std::string percent(double v) { return format_percent(v, true); }
 
 /// The last column of a diff row: the timed-row caveat in brackets, then the judge's reason.
 inline std::string note(const MetricDiff& m) {

@@ -159,13 +159,7 @@ Table ab_table(const AbResult& result) {
   char conf[32];
   std::snprintf(conf, sizeof conf, "%g%% interval", 100 * result.confidence);
   t.header = {"metric", "unit", "median A", "median B", "B/A", conf, "MDE", "p", "verdict"};
-  auto pct = [](double x, bool sign) {
-    if (std::isnan(x)) return std::string("-");
-    if (std::isinf(x)) return std::string(x > 0 ? "+inf" : "-inf");
-    char buf[32];
-    std::snprintf(buf, sizeof buf, sign ? "%+.2f%%" : "%.2f%%", 100 * x);
-    return std::string(buf);
-  };
+  const auto pct = format_fraction_percent;
   for (const auto& c : result.comparisons) {
     // Values as every printer writes them (format_number); a hash (an output fingerprint) in hex,
     // where %.4f printed two different fingerprints alike, and with no ratio.

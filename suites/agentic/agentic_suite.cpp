@@ -222,12 +222,7 @@ AgenticSessionResult run_agentic_session(Target& target, const AgenticTrace& tra
 
 records::SuiteResult run_agentic_suite(Target& target, const SuiteOptions& options) {
   const AgenticConfig cfg = AgenticConfig::from(options);
-  records::SuiteResult r;
-  r.name = "agentic";
-  r.config = cfg.to_json();
-  r.config["warmup"] = options.warmup;
-  r.config["repetitions"] = options.repetitions;
-  r.config["seed"] = options.seed;
+  records::SuiteResult r = repeated_suite_result("agentic", cfg.to_json(), options);
 
   std::vector<AgenticTrace> traces;
   nlohmann::json skipped = nlohmann::json::array();

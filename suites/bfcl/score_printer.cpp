@@ -12,9 +12,9 @@ namespace {
 
 class JsonLinesPrinter : public ScorePrinter {
  public:
-  void print(std::ostream& os, const std::vector<EntryVerdict>& verdicts, const ScoreSummary& summary) const override {
-    for (const auto& v : verdicts) os << to_json(v).dump() << "\n";
-    os << to_json(summary).dump() << "\n";
+  void print(const ScoredResults& r, std::ostream& os) const override {
+    for (const auto& v : r.verdicts) os << to_json(v).dump() << "\n";
+    os << to_json(r.summary).dump() << "\n";
   }
 };
 
@@ -26,7 +26,8 @@ std::string pct(double v) {
 
 class TablePrinter : public ScorePrinter {
  public:
-  void print(std::ostream& os, const std::vector<EntryVerdict>& verdicts, const ScoreSummary& summary) const override {
+  void print(const ScoredResults& r, std::ostream& os) const override {
+    const ScoreSummary& summary = r.summary;
     char line[160];
     std::snprintf(line, sizeof line, "%-24s %9s %8s %8s\n", "category", "accuracy", "correct", "total");
     os << line;
@@ -46,7 +47,7 @@ class TablePrinter : public ScorePrinter {
     row("irrelevance (mean of irrelevance, live_irrelevance)", summary.irrelevance);
     row("relevance (live_relevance)", summary.relevance);
     std::map<std::string, std::size_t> errors;
-    for (const auto& v : verdicts) {
+    for (const auto& v : r.verdicts) {
       if (!v.valid) ++errors[v.error_type];
     }
     if (!errors.empty()) {
@@ -81,8 +82,10 @@ void score_results_file(const std::filesystem::path& data_dir, const std::filesy
   }
   BfclDataset ds;
   if (!wanted.empty()) ds = load_bfcl_dataset(data_dir, wanted);
-  const auto verdicts = score_results(ds, lines, opt);
-  printer.print(os, verdicts, summarize(verdicts));
+  ScoredResults scored;
+  scored.verdicts = score_results(ds, lines, opt);
+  scored.summary = summarize(scored.verdicts);
+  printer.print(scored, os);
 }
 
 }  // namespace atlas::suites::bfcl

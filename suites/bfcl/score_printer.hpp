@@ -1,19 +1,23 @@
 #pragma once
-// Output formats of `atlas-bench bfcl score`, each a printer behind one interface.
+// Output formats of `atlas-bench bfcl score`, each a printer behind the project's one printer
+// interface (common/printer.hpp).
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <vector>
 
+#include "common/printer.hpp"
 #include "suites/bfcl/score.hpp"
 
 namespace atlas::suites::bfcl {
 
-class ScorePrinter {
- public:
-  virtual ~ScorePrinter() = default;
-  /// Prints the per-line verdicts (in input order) and the summary.
-  virtual void print(std::ostream& os, const std::vector<EntryVerdict>& verdicts, const ScoreSummary& summary) const = 0;
+/// What `bfcl score` prints: each input line's verdict (in input order) and the summary.
+struct ScoredResults {
+  std::vector<EntryVerdict> verdicts;
+  ScoreSummary summary;
 };
+
+using ScorePrinter = Printer<ScoredResults>;
 
 /// One JSON object per input line ({"id", "category", "valid", "error_type"}), then the summary
 /// line ({"summary": {...}}).

@@ -90,8 +90,9 @@ class AnatomyProvider {
   virtual std::unique_ptr<AnatomySource> make_anatomy_source() = 0;
 };
 
-/// Creates a source for a backend: a source registered for its name(), else the CPU
-/// StageTimer source (every backend has a StageTimer).
+/// Creates a source for a backend (anatomy_source_factory.cpp): a source registered for its
+/// name(), the CUPTI source for the CUDA backend, else the CPU StageTimer source (every backend
+/// has a StageTimer).
 using AnatomySourceFactory = std::function<std::unique_ptr<AnatomySource>(engine::Backend&)>;
 void register_anatomy_source(std::string backend_name, AnatomySourceFactory factory);
 std::unique_ptr<AnatomySource> make_anatomy_source(engine::Backend& backend);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "records/stats.hpp"
 #include "suites/decode_anatomy/anatomy_source.hpp"
 #include "suites/decode_anatomy/anatomy_table.hpp"
 #include "suites/decode_anatomy/latency_series.hpp"
@@ -127,11 +128,8 @@ std::string column_name(const ModeTotals& m) {
   return m.mode + " (no effect: vetoed by " + who + ")";
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+/// records::stats::median, the one median of every record; 0 where a mode timed no step.
+double median_of(const std::vector<double>& v) { return v.empty() ? 0.0 : records::stats::median(v); }
 
 /// The seed's first experiment: the same decode step replayed as a graph and launched eagerly,
 /// one column per mode, per generated token.
@@ -216,12 +214,7 @@ records::SuiteResult run_decode_anatomy_suite(Target& target, const SuiteOptions
                      std::to_string(cfg.prompt_tokens + 1 + cfg.decode_tokens) + " exceeds the target's context of " +
                      std::to_string(target.context_length()));
   }
-  records::SuiteResult r;
-  r.name = "decode-anatomy";
-  r.config = cfg.to_json();
-  r.config["warmup"] = options.warmup;
-  r.config["repetitions"] = options.repetitions;
-  r.config["seed"] = options.seed;
+  records::SuiteResult r = repeated_suite_result("decode-anatomy", cfg.to_json(), options);
 
   const std::vector<int> prompt = PromptBuilder(target.tokenizer()).prompt(cfg.prompt_tokens, options.seed);
   auto* provider = dynamic_cast<AnatomyProvider*>(&target);

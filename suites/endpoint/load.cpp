@@ -12,9 +12,12 @@
 
 namespace atlas::suites::endpoint {
 
-std::vector<std::int64_t> poisson_schedule(int n, double rate_per_s, std::uint64_t seed) {
+namespace {
+/// Send times (ns after the start) of `n` requests whose gaps in seconds `gap` draws from a
+/// generator seeded with `seed`.
+template <class GapDistribution>
+std::vector<std::int64_t> cumulative_gaps(int n, GapDistribution gap, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::exponential_distribution<double> gap(rate_per_s);
   std::vector<std::int64_t> t(static_cast<std::size_t>(std::max(0, n)));
   double s = 0.0;
   for (auto& x : t) {
@@ -23,18 +26,15 @@ std::vector<std::int64_t> poisson_schedule(int n, double rate_per_s, std::uint64
   }
   return t;
 }
+}  // namespace
+
+std::vector<std::int64_t> poisson_schedule(int n, double rate_per_s, std::uint64_t seed) {
+  return cumulative_gaps(n, std::exponential_distribution<double>(rate_per_s), seed);
+}
 
 std::vector<std::int64_t> arrival_schedule(int n, double rate_per_s, double burstiness, std::uint64_t seed) {
   if (burstiness == 1.0) return poisson_schedule(n, rate_per_s, seed);
-  std::mt19937_64 rng(seed);
-  std::gamma_distribution<double> gap(burstiness, 1.0 / (rate_per_s * burstiness));
-  std::vector<std::int64_t> t(static_cast<std::size_t>(std::max(0, n)));
-  double s = 0.0;
-  for (auto& x : t) {
-    s += gap(rng);
-    x = static_cast<std::int64_t>(s * 1e9);
-  }
-  return t;
+  return cumulative_gaps(n, std::gamma_distribution<double>(burstiness, 1.0 / (rate_per_s * burstiness)), seed);
 }
 
 namespace {

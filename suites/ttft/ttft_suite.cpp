@@ -91,12 +91,7 @@ void add_request_metrics(records::SuiteResult& r, const TargetResponse& resp, co
 
 records::SuiteResult run_ttft_suite(Target& target, const SuiteOptions& options) {
   const TtftConfig cfg = TtftConfig::from(options);
-  records::SuiteResult r;
-  r.name = "ttft";
-  r.config = cfg.to_json();
-  r.config["warmup"] = options.warmup;
-  r.config["repetitions"] = options.repetitions;
-  r.config["seed"] = options.seed;
+  records::SuiteResult r = repeated_suite_result("ttft", cfg.to_json(), options);
 
   const int ctx = target.context_length();
   std::vector<int> lengths, skipped;

@@ -9,6 +9,7 @@
 
 #include "suites/bfcl/bfcl_error.hpp"
 #include "suites/bfcl/score_printer.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
 #include "tests/skip.hpp"
@@ -125,10 +126,8 @@ TEST_CASE("bfcl score: bad results files name the file and line") {
 }
 
 TEST_CASE("bfcl score --json through the atlas-bench executable") {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (ctest sets it)");
-  }
+  const std::string exe = atlas::test::bench_exe_or_skip();
+  if (exe.empty()) return;
   const auto path = write_results("bfcl_score_cli", kResults);
   const std::string base = std::string(exe) + " bfcl score --data-dir " + atlas::test::data_dir().string() + " --results ";
   const Run ok = run(base + path.string() + " --json");

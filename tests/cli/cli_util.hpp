@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gates/process.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/test_data.hpp"
 #include "tests/skip.hpp"
 
@@ -25,13 +26,10 @@ struct CliRunner {
 };
 
 /// Null when ATLAS_BENCH_EXE is not set, i.e. outside ctest: the test case is then skipped
-/// (tests/skip.hpp: the caller returns).
+/// (tests/built_exe.hpp, tests/skip.hpp: the caller returns).
 inline std::optional<CliRunner> cli_runner(const std::string& scratch_name) {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    skip_case("ATLAS_BENCH_EXE is not set (run through ctest)");
-    return std::nullopt;
-  }
+  const std::string exe = bench_exe_or_skip();
+  if (exe.empty()) return std::nullopt;
   return CliRunner{exe, scratch_dir(scratch_name)};
 }
 

@@ -8,6 +8,7 @@
 
 #include "common/build_commit.hpp"
 #include "common/process.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/skip.hpp"
 
 using namespace atlas;
@@ -30,8 +31,8 @@ TEST_CASE("build commit: the --version line is parsed back, and nothing else pas
 }
 
 TEST_CASE("build commit: atlas-bench --version says the commit this build was made from") {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !*exe || !std::filesystem::exists(exe)) ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
+  const std::string exe = atlas::test::bench_exe_or_skip();
+  if (exe.empty()) return;
   const auto r = run_process({exe, "--version"}, {});
   REQUIRE(r.exit_status == 0);
   // The same library compiled into both: the test binary and atlas-bench say the same.

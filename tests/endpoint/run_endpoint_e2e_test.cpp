@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/built_exe.hpp"
 #include "tests/run_process.hpp"
 #include "tests/serve_process.hpp"
 #include "tests/test_data.hpp"
@@ -95,10 +96,8 @@ std::set<std::string> expected_http_names(const json& local, const json& remote)
 TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records comparable with the in-process run") {
   const std::string serve_exe = atlas::test::atlas_serve_exe();
   if (serve_exe.empty()) return;
-  const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
-  if (!bench_env || !*bench_env) {
-    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
-  }
+  const std::string bench_env = atlas::test::bench_exe_or_skip();
+  if (bench_env.empty()) return;
   const std::string bench_exe = bench_env;
   atlas::test::require_data(atlas::test::stories_bin());
   atlas::test::require_data(atlas::test::data_dir() / "bfcl");
@@ -317,8 +316,8 @@ TEST_CASE("atlas-bench run --endpoint against the atlas-serve binary: records co
 TEST_CASE("atlas-bench run --concurrency against the atlas-serve binary: one record with every level; no server, no load") {
   const std::string serve_exe = atlas::test::atlas_serve_exe();
   if (serve_exe.empty()) return;
-  const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
-  if (!bench_env || !*bench_env) ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
+  const std::string bench_env = atlas::test::bench_exe_or_skip();
+  if (bench_env.empty()) return;
   atlas::test::require_data(atlas::test::stories_bin());
   const fs::path dir = atlas::test::scratch_dir("run_load_cli");
   const std::string model = " --model '" + atlas::test::stories_bin().string() + "' --tokenizer '" +
@@ -396,8 +395,8 @@ TEST_CASE("atlas-bench run --concurrency against the atlas-serve binary: one rec
 }
 
 TEST_CASE("atlas-bench run: flags the run would ignore are usage errors naming the flags (no server contacted)") {
-  const char* bench_env = std::getenv("ATLAS_BENCH_EXE");
-  if (!bench_env || !*bench_env) ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
+  const std::string bench_env = atlas::test::bench_exe_or_skip();
+  if (bench_env.empty()) return;
   atlas::test::require_data(atlas::test::stories_bin());
   const std::string run = std::string("'") + bench_env + "' run --model '" + atlas::test::stories_bin().string() +
                           "' --tokenizer '" + atlas::test::stories_tok().string() + "' --no-store";

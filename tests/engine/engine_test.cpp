@@ -14,6 +14,7 @@
 #include "engine/error.hpp"
 #include "engine/formats/presets.hpp"
 #include "engine/tokenizer/bpe.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/engine/random_model.hpp"
 #include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
@@ -130,10 +131,8 @@ TEST_CASE("Engine::open: max_seq_len, bad backends, synthetic presets") {
 }
 
 TEST_CASE("atlas-bench generate --json reproduces the golden greedy run") {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !std::filesystem::exists(exe)) {
-    ATLAS_SKIP("ATLAS_BENCH_EXE is not set to a built atlas-bench (run through ctest)");
-  }
+  const std::string exe = atlas::test::bench_exe_or_skip();
+  if (exe.empty()) return;
   const auto rec = golden("stories260K/p01/n64");
   int status = 0;
   const std::string out = run(std::string(exe) + " generate --model " + atlas::test::stories_bin().string() +

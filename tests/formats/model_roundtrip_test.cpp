@@ -12,6 +12,7 @@
 #include "engine/formats/gguf.hpp"
 #include "engine/formats/gguf_writer.hpp"
 #include "engine/formats/presets.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/test_data.hpp"
 #include "tests/typed_weights.hpp"
 #include "tests/skip.hpp"
@@ -186,10 +187,8 @@ TEST_CASE("load_model: preset specs and missing paths") {
 }
 
 TEST_CASE("atlas-bench make-model writes byte-identical files for a seed") {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (exe == nullptr || !std::filesystem::exists(exe)) {
-    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
-  }
+  const std::string exe = atlas::test::bench_exe_or_skip();
+  if (exe.empty()) return;
   const auto dir = atlas::test::scratch_dir("make-model-cli");
   const std::string base = std::string(exe) + " make-model --preset tiny-qwen3 --seed 11 --dtype bf16 --out ";
   REQUIRE(std::system((base + (dir / "a.gguf").string() + " > /dev/null").c_str()) == 0);

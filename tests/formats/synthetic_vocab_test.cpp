@@ -10,6 +10,7 @@
 #include "engine/formats/gguf_writer.hpp"
 #include "engine/formats/presets.hpp"
 #include "engine/tokenizer/synthetic_vocab.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/test_data.hpp"
 #include "tests/skip.hpp"
 
@@ -81,10 +82,8 @@ TEST_CASE("GGUF with the synthetic vocabulary: llama.cpp's model and pre-tokeniz
 }
 
 TEST_CASE("atlas-bench make-model writes the synthetic vocabulary by default, none on request") {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (exe == nullptr || !std::filesystem::exists(exe)) {
-    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
-  }
+  const std::string exe = atlas::test::bench_exe_or_skip();
+  if (exe.empty()) return;
   const auto dir = atlas::test::scratch_dir("make-model-vocab");
   for (const char* preset : {"tiny-llama", "qwen3-next-tiny"}) {
     CAPTURE(preset);

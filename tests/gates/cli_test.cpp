@@ -24,6 +24,7 @@
 #include "gates/process.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/records/fixture.hpp"
 #include "tests/test_data.hpp"
 #include "tests/skip.hpp"
@@ -42,11 +43,8 @@ struct Cli {
 };
 
 std::optional<Cli> cli(const std::string& name) {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    test::skip_case("ATLAS_BENCH_EXE is not set (run through ctest)");
-    return std::nullopt;
-  }
+  const std::string exe = test::bench_exe_or_skip();
+  if (exe.empty()) return std::nullopt;
   return Cli{exe, test::scratch_dir(name)};
 }
 

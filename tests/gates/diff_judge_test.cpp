@@ -31,7 +31,7 @@ records::DiffOptions judged(const GateConfig& cfg) {
 
 TEST_CASE("a counted change inside the gate's tolerance is unchanged in diff, with the gate's reason") {
   const auto cfg = pr_config();
-  // The case: instructions per decoded token 232,241.2 -> 232,241.4 printed as
+  // The case that was reported: instructions per decoded token 232,241.2 -> 232,241.4 printed as
   // "232241 -> 232241 +0.00% regressed"; the pr gate's tolerance for instructions/ is 0.5 %.
   const auto a = test::record_with("instructions", "instructions_per_decode_token",
                                    test::metric({232241.2}, records::MetricKind::counted, records::Better::lower, "count"));

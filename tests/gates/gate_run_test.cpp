@@ -1,10 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "gates/gate_run.hpp"
-#include "gates/markdown_printer.hpp"
-#include "gates/text_printer.hpp"
+#include "gates/printers/gate_printer.hpp"
 #include "tests/gates/gate_fixtures.hpp"
 
 using namespace atlas;
@@ -221,8 +222,8 @@ TEST_CASE("printers: text table and markdown summary show metric, baseline, cand
   rep.decision = decide(out, true, true, false);
   rep.attempts = out.attempts;
   std::ostringstream text, md;
-  TextPrinter{}.print(rep, text);
-  MarkdownPrinter{}.print(rep, md);
+  make_text_printer()->print(rep, text);
+  make_markdown_printer()->print(rep, md);
   const std::string t = text.str();
   CHECK(t.find("metric") != std::string::npos);
   CHECK(t.find("ttft/p50") != std::string::npos);
@@ -238,4 +239,22 @@ TEST_CASE("printers: text table and markdown summary show metric, baseline, cand
   CHECK(m.find("### atlas-bench gate `pr`: **REGRESSION**") == 0);
   CHECK(m.find("| `ttft/p50` | 100 ms | 120 ms | +20.00% | regression |") != std::string::npos);
   CHECK(m.find("<details><summary>1 metrics unchanged within the noise</summary>") != std::string::npos);
+}
+
+TEST_CASE("printers: a non-zero change too small for two decimals is not printed as +0.00% (one percent format, atlas::format_percent)") {
+  // An instruction count 232,241.2 -> 232,241.4 moves +0.000086 %: "+0.00%" beside a verdict reads
+  // as no change at all. The diff printers said so already; the gate's report, its failing-metric
+  // line and the trends pages (gates::format_delta_pct) now say the same.
+  CHECK(format_delta_pct(8.6e-5) == "+8.6e-05%");
+  CHECK(format_delta_pct(0.00043) == "+0.00043%");
+  CHECK(format_delta_pct(-0.004) == "-0.004%");
+  CHECK(format_delta_pct(0.0) == "+0.00%");
+  CHECK(format_delta_pct(20.0) == "+20.00%");
+  CHECK(format_delta_pct(std::nullopt) == "-");
+  CHECK(format_delta_pct(std::nan("")) == "-");
+  Verdict v;
+  v.key = "instructions/instructions_per_token";
+  v.status = VerdictStatus::regression;
+  v.delta_pct = 0.00043;
+  CHECK(failing_metrics({v}) == "regression: instructions/instructions_per_token (+0.00043%)");
 }

@@ -19,6 +19,7 @@
 #include "records/provenance.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/gates/base_bin_wrapper.hpp"
 #include "tests/gates/gate_fixtures.hpp"
 #include "tests/gates/git_repo.hpp"
@@ -48,15 +49,12 @@ nlohmann::json gate_config() {
 })");
 }
 
-const char* exe_or_skip() {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !*exe || !fs::exists(exe)) {
-    test::skip_case("ATLAS_BENCH_EXE is not set (run through ctest)");
-    return nullptr;
-  }
+std::string exe_or_skip() {
+  std::string exe = test::bench_exe_or_skip();
+  if (exe.empty()) return {};
   if (test::kSanitized) {
     test::skip_case("timed gate under AddressSanitizer measures the sanitizer, not the gate");
-    return nullptr;
+    return {};
   }
   return exe;
 }
@@ -111,8 +109,9 @@ gates::ProcessResult gate(const char* exe, const fs::path& cwd, std::vector<std:
 }  // namespace
 
 TEST_CASE("judge holes: the PR's timed metrics and suite config are shown, not obeyed") {
-  const char* exe = exe_or_skip();
-  if (!exe) return;
+  const std::string exe_path = exe_or_skip();
+  if (exe_path.empty()) return;
+  const char* exe = exe_path.c_str();
   const fs::path repo = pr_checkout("gates_judge_timed_metrics");
   // The PR judges a counted constant instead of the time per token, and times less work: with
   // its own config a +200 us per token slowdown passed.
@@ -150,8 +149,9 @@ TEST_CASE("judge holes: the PR's timed metrics and suite config are shown, not o
 }
 
 TEST_CASE("judge holes: a --base-bin that is not the merge-base's clean build is refused before anything runs") {
-  const char* exe = exe_or_skip();
-  if (!exe) return;
+  const std::string exe_path = exe_or_skip();
+  if (exe_path.empty()) return;
+  const char* exe = exe_path.c_str();
   const fs::path repo = pr_checkout("gates_judge_base_bin");
   const std::string mb = main_commit(repo);
   // The head's own binary as the base side (GATE_ARGS="--base-bin build/tools/atlas-bench"): both
@@ -189,8 +189,9 @@ TEST_CASE("judge holes: a --base-bin that is not the merge-base's clean build is
 }
 
 TEST_CASE("judge holes: \"target_branch\": \"HEAD\" in the PR's gate config does not pick the merge-base") {
-  const char* exe = exe_or_skip();
-  if (!exe) return;
+  const std::string exe_path = exe_or_skip();
+  if (exe_path.empty()) return;
+  const char* exe = exe_path.c_str();
   const fs::path repo = pr_checkout("gates_judge_target_head");
   auto cfg = gate_config();
   cfg["target_branch"] = "HEAD";  // merge-base HEAD HEAD = HEAD: the BASELINE compared with itself
@@ -206,8 +207,9 @@ TEST_CASE("judge holes: \"target_branch\": \"HEAD\" in the PR's gate config does
 }
 
 TEST_CASE("judge holes: a shallow checkout fails closed instead of skipping the merge-base check") {
-  const char* exe = exe_or_skip();
-  if (!exe) return;
+  const std::string exe_path = exe_or_skip();
+  if (exe_path.empty()) return;
+  const char* exe = exe_path.c_str();
   const fs::path repo = pr_checkout("gates_judge_shallow");
   auto cfg = gate_config();
   cfg["timed"]["looks"] = {8};
@@ -225,8 +227,9 @@ TEST_CASE("judge holes: a shallow checkout fails closed instead of skipping the 
 }
 
 TEST_CASE("judge holes: --baselines-dir outside the checkout (GATE_ARGS) is checked against the committed BASELINE") {
-  const char* exe = exe_or_skip();
-  if (!exe) return;
+  const std::string exe_path = exe_or_skip();
+  if (exe_path.empty()) return;
+  const char* exe = exe_path.c_str();
   const fs::path repo = pr_checkout("gates_judge_baselines_dir");
   auto cfg = gate_config();
   cfg["timed"]["looks"] = {8};
@@ -267,8 +270,9 @@ TEST_CASE("judge file: the merge-base's copy, with the changed fields named; an 
 }
 
 TEST_CASE("judge holes: a --config outside the checkout (GATE_ARGS) is used as given but cannot pass") {
-  const char* exe = exe_or_skip();
-  if (!exe) return;
+  const std::string exe_path = exe_or_skip();
+  if (exe_path.empty()) return;
+  const char* exe = exe_path.c_str();
   const fs::path repo = pr_checkout("gates_judge_config_outside");
   auto cfg = gate_config();
   cfg["timed"]["looks"] = {8};

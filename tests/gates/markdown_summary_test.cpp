@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "gates/markdown_printer.hpp"
+#include "gates/printers/gate_printer.hpp"
 
 using namespace atlas::gates;
 
@@ -30,7 +30,7 @@ TEST_CASE("markdown summary: a 'same' verdict whose change exceeds the noise is 
   rep.comparison.verdicts = {verdict("ttft/big_drop", 100, 29, 2.0), verdict("ttft/steady", 100, 101, 2.0),
                              verdict("decode-anatomy/launches", 10, 10, std::nullopt)};
   std::ostringstream md;
-  MarkdownPrinter{}.print(rep, md);
+  make_markdown_printer()->print(rep, md);
   const std::string m = md.str();
   INFO(m);
   const auto details = m.find("<details>");
@@ -62,7 +62,7 @@ TEST_CASE("markdown summary: regressions first; 'new' rows folded on their own a
   vs.push_back(reg);
   rep.comparison.verdicts = vs;  // sorted by key, as compare() returns them: the regression last
   std::ostringstream md;
-  MarkdownPrinter{}.print(rep, md);
+  make_markdown_printer()->print(rep, md);
   const std::string m = md.str();
   INFO(m);
   const auto r = m.find("`instructions/instructions_per_decode_token`");
@@ -86,7 +86,7 @@ TEST_CASE("markdown summary: every BASELINE change since the merge-base is liste
   mb.changes = {"baselines/cpu-test/pr.BASELINE.json ttft/p50: accept 100.0 -> 120.0 (feature d): \"@team see <b>x</b>\""};
   rep.merge_base = mb;
   std::ostringstream md;
-  MarkdownPrinter{}.print(rep, md);
+  make_markdown_printer()->print(rep, md);
   const std::string m = md.str();
   INFO(m);
   CHECK(m.find("**BASELINE changes since the merge-base** (`0123456789ab`):\n\n- baselines/cpu-test/pr.BASELINE.json "

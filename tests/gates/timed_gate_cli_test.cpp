@@ -15,6 +15,7 @@
 #include "gates/process.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/gates/base_bin_wrapper.hpp"
 #include "tests/gates/git_repo.hpp"
 #include "tests/sanitized.hpp"
@@ -48,10 +49,8 @@ std::string gate_config(const std::string& suite_config, const std::string& look
 }  // namespace
 
 TEST_CASE("gate --timed-only: a planted delay on the head side fails the gate, none does not") {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
-  }
+  const std::string exe = test::bench_exe_or_skip();
+  if (exe.empty()) return;
   if (test::kSanitized) {
     // Under ASan a token takes ~10x longer and ctest runs the binaries in parallel: the planted
     // 200 us is then within the noise (seen: +54%, A/A noise 34%, inconclusive). make test runs this.
@@ -99,10 +98,8 @@ TEST_CASE("gate --timed-only: a planted delay on the head side fails the gate, n
 }
 
 TEST_CASE("gate --timed-only: no merge-base build when the merge-base is HEAD with no tracked change") {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !*exe || !std::filesystem::exists(exe)) {
-    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
-  }
+  const std::string exe = test::bench_exe_or_skip();
+  if (exe.empty()) return;
   // A checkout on main whose HEAD is the merge-base: the gate must run this binary on both sides
   // (a fresh clone of main spent 336 s building itself before the rule).
   const auto dir = test::scratch_dir("gates_timed_cli_clean_base");

@@ -1,5 +1,4 @@
 // End-to-end checks of the records commands through the atlas-bench binary.
-#include "common/build_paths.hpp"
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include "common/atomic_file.hpp"
 #include "records/record_io.hpp"
 #include "records/store.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/records/fixture.hpp"
 #include "tests/run_process.hpp"
 #include "tests/test_data.hpp"
@@ -21,10 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path exe() {
-  if (const char* e = std::getenv("ATLAS_BENCH_EXE"); e && *e) return e;
-  return fs::path(ATLAS_BINARY_DIR) / "tools" / "atlas-bench";
-}
+// After have_exe(): the atlas-bench ctest names (tests/built_exe.hpp).
+fs::path exe() { return atlas::test::find_built_exe("ATLAS_BENCH_EXE").path; }
 
 using Run = atlas::test::ShellResult;
 
@@ -37,11 +35,7 @@ Run run(const std::string& args) {
   return atlas::test::run_shell(cmd);
 }
 
-bool have_exe() {
-  if (fs::exists(exe())) return true;
-  atlas::test::skip_case("atlas-bench not built at " + exe().string());
-  return false;
-}
+bool have_exe() { return !atlas::test::bench_exe_or_skip().empty(); }
 
 }  // namespace
 

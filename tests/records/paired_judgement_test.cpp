@@ -77,7 +77,7 @@ TEST_CASE("judge_paired: drift shared by both sides does not read as a regressio
 }
 
 TEST_CASE("judge_paired: too few rounds are undecided, never same") {
-  // Three rounds of a 38% shift (the issue's `ab --repetitions 3`): no test can decide.
+  // Three rounds of a 38% shift (an `ab --repetitions 3` run): no test can decide.
   const std::vector<double> base = {55.1, 54.8, 55.6}, head = {76.2, 75.9, 76.8};
   auto v = judge_paired(base, head, Better::lower, 0.03);
   CHECK(v.status == PairedStatus::undecided);

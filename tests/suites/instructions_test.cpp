@@ -11,6 +11,7 @@
 #include "suites/error.hpp"
 #include "suites/instructions/callgrind_output.hpp"
 #include "suites/instructions/instructions_suite.hpp"
+#include "tests/built_exe.hpp"
 #include "tests/suites/fake_target.hpp"
 #include "tests/sanitized.hpp"
 #include "tests/test_data.hpp"
@@ -58,7 +59,7 @@ records::SuiteResult count(int inject_work) {
   eo.backend.inject_decode_work = inject_work;
   EngineTarget target(eo);
   SuiteOptions o;
-  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 4}, {"probe_executable", std::getenv("ATLAS_BENCH_EXE")}};
+  o.config = {{"prompt_tokens", 8}, {"decode_tokens", 4}, {"probe_executable", test::bench_exe_or_skip()}};
   return run_instructions_suite(target, o);
 }
 
@@ -67,10 +68,7 @@ double value(const records::SuiteResult& r, const std::string& m) { return r.met
 }  // namespace
 
 TEST_CASE("instructions suite: counts are equal run to run; --inject-decode-work adds its loop to decode only") {
-  const char* exe = std::getenv("ATLAS_BENCH_EXE");
-  if (!exe || !*exe) {
-    ATLAS_SKIP("ATLAS_BENCH_EXE is not set (run through ctest)");
-  }
+  if (atlas::test::bench_exe_or_skip().empty()) return;
   if (atlas::test::kSanitized) {
     ATLAS_SKIP("valgrind cannot run an AddressSanitizer build (make test-sanitize); make test runs this");
   }

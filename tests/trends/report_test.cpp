@@ -3,13 +3,16 @@
 // an accept clears, and the site's pages.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "common/atomic_file.hpp"
 #include "common/temp_dir.hpp"
 #include "gates/baseline.hpp"
 #include "records/stats.hpp"
+#include "tests/sanitized.hpp"
 #include "tests/trends/trend_fixtures.hpp"
 #include "trends/report.hpp"
 #include "trends/site.hpp"
@@ -39,6 +42,11 @@ struct Store {
 };
 
 constexpr int kCommits = 30;
+
+// What "hundreds of records take seconds" allows the 300-record store below: it took 7.2 s
+// (2026-12-07, one core of the 2-core box shared with other builds, 1-minute load ~6); the
+// bound leaves a loaded CI box about 8x that.
+constexpr double kReportSecondsBound = 60.0;
 
 // 30 commits; us_per_token steps by `step` at commits 10 and 20, the counted metric -1 % (better) at 15.
 // Returns the samples of commit 0 (the BASELINE's).
@@ -307,4 +315,78 @@ TEST_CASE("report site: a y label too long for the chart's height is squeezed in
   const std::string short_chart = trends::svg_chart(line, s, t);
   CHECK(short_chart.find("textLength") == std::string::npos);
   CHECK(short_chart.find(")\">ttft/e2e_ms (count)</text>") != std::string::npos);
+}
+
+TEST_CASE("report: hundreds of records take seconds (300 records of 40 metrics, read, analysed and written as a site)") {
+  // Two machine classes x 150 commits, each record with 20 timed and 20 counted metrics (a
+  // decode-anatomy record holds a few dozen): the size of a year of nightlies on two machines.
+  Store s;
+  constexpr int kMany = 150, kTimed = 20, kCounted = 20;
+  std::mt19937_64 rng(21);
+  for (const std::string cls : {"cpu-test", "cpu-other"}) {
+    const char tag = cls == "cpu-test" ? 'c' : 'd';
+    std::vector<std::vector<std::vector<double>>> timed;
+    for (int k = 0; k < kTimed; ++k) timed.push_back(test::history_samples(rng, kMany, 100.0 + k, {75}, 0.02));
+    for (int i = 0; i < kMany; ++i) {
+      auto r = test::trend_record(test::fake_sha(i, tag), i, timed[0][static_cast<std::size_t>(i)], 1000, cls);
+      for (int k = 1; k < kTimed; ++k) {
+        auto m = r.suites["decode-anatomy"].metrics["us_per_token"];
+        m.samples = timed[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)];
+        r.suites["decode-anatomy"].metrics["us_per_token_" + std::to_string(k)] = m;
+      }
+      for (int k = 1; k < kCounted; ++k) {
+        auto m = r.suites["instructions"].metrics["per_token"];
+        m.samples = {1000.0 + k + (i >= 100 ? 1 : 0)};
+        r.suites["instructions"].metrics["per_token_" + std::to_string(k)] = m;
+      }
+      records::write_to_store(r, s.store());
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = trends::make_report(s.options());
+  const auto pages = trends::write_site(r, s.dir.path() / "site");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("report over " << r.history.records_read << " records: " << seconds << " s (" << pages.size() << " pages)");
+  CHECK(r.history.records_read == 2 * kMany);
+  REQUIRE(r.history.lines.size() == 2);
+  for (const auto& l : r.history.lines) {
+    CHECK(l.commits.size() == static_cast<std::size_t>(kMany));
+    CHECK(l.series.size() == static_cast<std::size_t>(kTimed + kCounted));
+  }
+  // Every counted metric's one step, at the commit that made it.
+  const auto* c = trend_of(r, "instructions/per_token_7");
+  REQUIRE(c != nullptr);
+  REQUIRE(c->steps.size() == 1);
+  CHECK(c->steps[0].to == 100);
+  if (!test::kSanitized) CHECK(seconds < kReportSecondsBound);  // ASan's slowdown measures the sanitizer
+}
+
+TEST_CASE("report site: a changed output fingerprint is a step marker at the commit that changed it, not a plotted value") {
+  Store s;
+  std::mt19937_64 rng(13);
+  const auto samples = test::history_samples(rng, 6, 100.0);
+  for (int i = 0; i < 6; ++i) {
+    auto r = test::trend_record(test::fake_sha(i), i, samples[static_cast<std::size_t>(i)]);
+    records::Metric f;
+    f.unit = "fnv1a32";
+    f.kind = records::MetricKind::counted;
+    f.samples = {i < 4 ? 12345.0 : 67890.0};
+    r.suites["decode-anatomy"].metrics["output_fingerprint"] = f;
+    records::write_to_store(r, s.store());
+  }
+  const auto r = trends::make_report(s.options());
+  const auto* t = trend_of(r, "decode-anatomy/output_fingerprint");
+  REQUIRE(t != nullptr);
+  REQUIRE(t->steps.size() == 1);
+  CHECK(t->steps[0].from == 3);
+  CHECK(t->steps[0].to == 4);
+  const fs::path out = s.dir.path() / "site";
+  trends::write_site(r, out);
+  std::string cpu_id;
+  for (const auto& l : r.history.lines) cpu_id = l.cpu_id;
+  const std::string page = slurp(out / "cpu-test" / ("nightly-" + cpu_id) / "decode-anatomy.html");
+  const std::string marker = "step " + test::fake_sha(3).substr(0, 7) + ".." + test::fake_sha(4).substr(0, 7) + ": value changed";
+  CHECK(page.find(marker) != std::string::npos);
+  // A hash has no magnitude: its points read in hex.
+  CHECK(page.find("data-median=\"0x00003039\"") != std::string::npos);
 }

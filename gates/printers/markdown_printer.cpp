@@ -1,11 +1,10 @@
-#include "gates/markdown_printer.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "common/markdown_text.hpp"
+#include "gates/printers/gate_printer.hpp"
 
 namespace atlas::gates {
 namespace {
@@ -57,7 +56,10 @@ int severity(VerdictStatus s) {
   return 7;
 }
 
-}  // namespace
+class MarkdownPrinter final : public GatePrinter {
+ public:
+  void print(const GateReport& r, std::ostream& out) const override;
+};
 
 void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
   out << "### atlas-bench gate " << md_code(r.gate) << ": **" << headline(r.decision.overall) << "**\n\n";
@@ -122,5 +124,9 @@ void MarkdownPrinter::print(const GateReport& r, std::ostream& out) const {
   if (!r.record_file.empty()) out << " Record: " << md_code(r.record_file) << ".";
   out << "\n";
 }
+
+}  // namespace
+
+std::unique_ptr<GatePrinter> make_markdown_printer() { return std::make_unique<MarkdownPrinter>(); }
 
 }  // namespace atlas::gates

@@ -1,3 +1,6 @@
+// Which anatomy source measures a backend: a registered factory by the backend's name, the CUDA
+// module's CUPTI source for "cuda", else the CPU StageTimer source (anatomy_source.hpp). The
+// window arithmetic the sources share is anatomy_source.cpp.
 #include <map>
 #include <mutex>
 

@@ -1,11 +1,17 @@
-#include "gates/text_printer.hpp"
-
 #include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
 
+#include "gates/printers/gate_printer.hpp"
+
 namespace atlas::gates {
+namespace {
+
+class TextPrinter final : public GatePrinter {
+ public:
+  void print(const GateReport& r, std::ostream& out) const override;
+};
 
 void TextPrinter::print(const GateReport& r, std::ostream& out) const {
   out << "gate " << r.gate << " on " << r.machine_class << " (baseline " << r.baseline_file << ")\n";
@@ -66,5 +72,9 @@ void TextPrinter::print(const GateReport& r, std::ostream& out) const {
   out << "\n";
   if (!r.record_file.empty()) out << "record: " << r.record_file << "\n";
 }
+
+}  // namespace
+
+std::unique_ptr<GatePrinter> make_text_printer() { return std::make_unique<TextPrinter>(); }
 
 }  // namespace atlas::gates
