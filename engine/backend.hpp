@@ -39,7 +39,7 @@ struct BackendOptions {
   /// prove the instruction-count gate catches it on any box. 0 = off.
   int inject_decode_work = 0;
   /// Test hook: microseconds slept per prompt token at each prefill chunk boundary of a backend
-  /// that reports its chunks (Backend::prefill_chunk_done; the CPU backend), so a test can hold
+  /// that reports its chunks (Backend::prefill_chunk_done; the CPU and CUDA backends), so a test can hold
   /// a prefill long enough to leave during it on a tiny model. 0 = off.
   double inject_prefill_delay_us = 0;
 };
@@ -114,9 +114,13 @@ class Backend {
   /// For a backend whose forward() runs a prompt in chunks: call after each chunk of
   /// `chunk_tokens` tokens, `more` when chunks follow. Inside a prefill (begin_prefill) it sleeps
   /// the test delay for those tokens and, when `more` and the installed check says so, throws
-  /// GenerationCancelled. A backend that never calls it runs every prefill to its end (the CUDA
-  /// backend's chunked prefill does not yet; Session still checks before and after it).
+  /// GenerationCancelled. A backend that never calls it runs every prefill to its end (Session
+  /// still checks before and after it).
   void prefill_chunk_done(int chunk_tokens, bool more);
+  /// Whether a prefill now in progress has someone to call prefill_chunk_done() for (a
+  /// cancellation check or the delay hook): a backend that must pace its chunks to make a stop
+  /// worth anything (the CUDA backend) paces only then.
+  bool prefill_watched() const { return in_prefill_ && (prefill_cancelled_ || prefill_delay_us_ > 0); }
   /// forward_sample_logprobs() over logits on the host: samples, then raw_logprobs().
   int sample_with_logprobs(std::span<const float> logits, Sampler& sampler, int top_n, TokenLogprobs& out);
 

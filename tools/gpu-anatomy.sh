@@ -8,7 +8,9 @@
 #   tools/gpu-anatomy.sh OUT DATA_DIR [MODEL]
 #
 # DEPTH=0 leaves the depth out (each of its repetitions prefills 4k tokens per column: minutes on
-# e64). OUT gets: anatomy.json (the suite config), sync-<mode>.txt (the run's report) and
+# e64); DEPTHS (default 4096) lists the depths, comma-separated; REPS (default 3) the repetitions
+# (a depth runs min(REPS, 3) times per column); SERIES (default 512) the latency series' tokens
+# (0: none); MODES (default "stream spin blocking") the host waits. OUT gets: anatomy.json (the suite config), sync-<mode>.txt (the run's report) and
 # sync-<mode>.record.json, summary.txt (per sync mode and column: tok/s, ITL p50/p99/max, the
 # periodic stall, host syncs per token).
 set -uo pipefail
@@ -18,16 +20,16 @@ MODEL=${3:-preset:qwen3-next-e64}
 B=${BUILD:-build-gpu}/tools/atlas-bench
 mkdir -p "$OUT"
 # The depth costs a 4k-token prefill per repetition and column: measured under the default wait only.
-for depths in ', "depths": [4096]' ''; do
+for depths in ", \"depths\": [${DEPTHS:-4096}]" ''; do
   name=anatomy; [ -z "$depths" ] && name=anatomy-nodepth
   cat > "$OUT/$name.json" <<JSON
 {"name": "gpu-anatomy", "description": "decode anatomy of a hybrid MoE model: three columns, series, depth",
  "seed": 1,
- "suites": {"decode-anatomy": {"warmup": 1, "repetitions": 3, "prompt_tokens": 32, "decode_tokens": 64,
-                               "series_tokens": 512$depths}}}
+ "suites": {"decode-anatomy": {"warmup": 1, "repetitions": ${REPS:-3}, "prompt_tokens": 32, "decode_tokens": 64,
+                               "series_tokens": ${SERIES:-512}$depths}}}
 JSON
 done
-for mode in stream spin blocking; do
+for mode in ${MODES:-stream spin blocking}; do
   store="$OUT/store-$mode" cfg="$OUT/anatomy-nodepth.json"
   [ "$mode" = stream ] && [ "${DEPTH:-1}" = 1 ] && cfg="$OUT/anatomy.json"
   ATLAS_CUDA_SYNC=$mode timeout "${MODE_TIMEOUT:-200}" "$B" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --model "$MODEL" \
@@ -40,7 +42,7 @@ done
 python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
 import json, os, sys
 out = sys.argv[1]
-print(f"{'sync':9} {'column':20} {'tok/s':>8} {'ITL p50':>8} {'p99':>8} {'max':>8} {'stall us (period)':>18} {'syncs/tok':>9} {'d4096 tok/s':>11}")
+print(f"{'sync':9} {'column':20} {'tok/s':>8} {'ITL p50':>8} {'p99':>8} {'max':>8} {'stall us (period)':>18} {'syncs/tok':>9} {'depth tok/s':>11}")
 for mode in ("stream", "spin", "blocking"):
     p = os.path.join(out, f"sync-{mode}.record.json")
     if not os.path.exists(p):
@@ -58,7 +60,7 @@ for mode in ("stream", "spin", "blocking"):
         st = (series.get(col) or {}).get("periodic_stall") or {}
         stall = f"{st.get('excess_us', 0):.1f} ({st.get('period', '-')})" if st else "none"
         print(f"{mode:9} {col:20} {med(pre + 'decode_tok_s'):8.1f} {med(pre + 'itl_p50_us'):8.1f} {med(pre + 'itl_p99_us'):8.1f} "
-              f"{med(pre + 'itl_max_us'):8.1f} {stall:>18} {syncs:9.1f} {med(pre + 'depth=4096/decode_tok_s'):11.1f}")
+              f"{med(pre + 'itl_max_us'):8.1f} {stall:>18} {syncs:9.1f} {med(pre + 'depth=' + os.environ.get('DEPTHS', '4096').split(',')[0] + '/decode_tok_s'):11.1f}")
     rf = s.get("details", {}).get("roofline")
     if rf: print(f"{mode:9} roofline: {rf['bytes_per_token']/1e6:.1f} MB/token, {rf['achieved_GBps']:.0f} of {rf['bandwidth_GBps']:.0f} GB/s ({100*rf['fraction']:.1f}%)")
     for n in s.get("details", {}).get("notes", [])[:5]: print(f"{mode:9} note: {n}")

@@ -1,6 +1,8 @@
 #include "engine/cuda/cuda_backend.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "common/env_flag.hpp"
@@ -19,17 +21,31 @@ class CudaBackend final : public Backend {
   int max_seq_len() const override { return decoder_.max_seq(); }
 
   std::span<const float> forward(std::span<const int> tokens, int pos) override {
-    decoder_.run(tokens, pos, true);
+    run(tokens, pos, true, {});
     return decoder_.logits();
   }
 
   // Greedy, top-k 1 and plain temperature sampling run on the device (no logits copy); top-k > 1
   // and top-p need a sorted candidate set and sample on the host from the copied logits.
   int forward_sample(std::span<const int> tokens, int pos, Sampler& sampler) override {
-    const SamplingParams& p = sampler.params();
-    if (p.greedy() || p.top_k == 1) return decoder_.run(tokens, pos, false);
-    if (p.top_k == 0 && p.top_p >= 1.0f) return decoder_.run(tokens, pos, false, {p.temperature, sampler.next_seed()});
+    if (const auto ds = device_sample(sampler, false)) return run(tokens, pos, false, *ds);
     return sampler.sample(forward(tokens, pos));
+  }
+
+  // On the device the log-probabilities are one more kernel after the sampler's, copied back
+  // with the chosen id (still one D2H copy per token); a host sampler uses the copied logits.
+  bool supports_logprobs() const override { return true; }
+  int forward_sample_logprobs(std::span<const int> tokens, int pos, Sampler& sampler, int top_n, TokenLogprobs& out) override {
+    if (top_n < 0 || top_n > kMaxTopLogprobs)
+      throw EngineError("logprobs: top_n = " + std::to_string(top_n) + " is outside [0, " + std::to_string(kMaxTopLogprobs) + "]");
+    const auto ds = device_sample(sampler, true);
+    if (!ds) return sample_with_logprobs(forward(tokens, pos), sampler, top_n, out);
+    const int id = run(tokens, pos, false, *ds);
+    const kernels::StepLogprobs& lp = decoder_.last_logprobs();
+    out.chosen = {id, lp.token_logprob};
+    out.top.clear();
+    for (int i = 0; i < std::min(top_n, lp.n_top); ++i) out.top.push_back({lp.top_ids[i], lp.top_logprobs[i]});
+    return id;
   }
 
   std::vector<GraphVeto> decode_graph_vetoes() const override { return decoder_.vetoes(); }
@@ -47,6 +63,24 @@ class CudaBackend final : public Backend {
   cuda::CudaDecoder& decoder() { return decoder_; }
 
  private:
+  /// The device draw for `sampler`, or nothing when it needs the host (top-k > 1, top-p).
+  static std::optional<cuda::DeviceSample> device_sample(Sampler& sampler, bool logprobs) {
+    const SamplingParams& p = sampler.params();
+    if (p.greedy() || p.top_k == 1) return cuda::DeviceSample{0.0f, 0, logprobs};
+    if (p.top_k == 0 && p.top_p >= 1.0f) return cuda::DeviceSample{p.temperature, sampler.next_seed(), logprobs};
+    return std::nullopt;
+  }
+
+  /// decoder_.run(), with the prefill's chunks reported to Backend::prefill_chunk_done (the
+  /// cancellation check between chunks) while a prefill is watched.
+  int run(std::span<const int> tokens, int pos, bool want_logits, cuda::DeviceSample ds) {
+    if (tokens.size() > 1 && prefill_watched())
+      decoder_.set_prefill_chunk_hook([this](int n, bool more) { prefill_chunk_done(n, more); });
+    else
+      decoder_.set_prefill_chunk_hook({});
+    return decoder_.run(tokens, pos, want_logits, ds);
+  }
+
   static cuda::DecoderOptions decoder_options(const BackendOptions& opts) {
     cuda::DecoderOptions d;
     d.wtype = opts.fp32 ? kernels::DType::f32 : kernels::DType::bf16;
@@ -56,6 +90,7 @@ class CudaBackend final : public Backend {
     d.moe_host_routing = env_flag("ATLAS_MOE_HOST_ROUTING");
     if (const char* v = std::getenv("ATLAS_CUDA_SYNC")) d.sync_mode = cuda::parse_sync_mode(v, "ATLAS_CUDA_SYNC");
     d.chunked_prefill = !env_flag("ATLAS_PREFILL_BY_STEPS");  // A/B: prompts as decode steps
+    if (const char* v = std::getenv("ATLAS_CUDA_PROFILE_STEP"); v && *v) d.profile_step = std::atoi(v);
     return d;
   }
 

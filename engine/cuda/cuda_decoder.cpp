@@ -1,5 +1,6 @@
 #include "engine/cuda/cuda_decoder.hpp"
 
+#include <cuda_profiler_api.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -183,6 +184,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 
   stream_.create();
+  for (CudaEvent& e : chunk_done_) e.create();
   wait_ = std::make_unique<HostWait>(opts_.sync_mode);
   cublas_.create();
   ATLAS_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
@@ -197,7 +199,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   for (auto& b : ffns_) b->prepare(max_bucket);
 
   step_h_ = PinnedBuffer(sizeof(Step));
-  token_h_ = PinnedBuffer(sizeof(int));
+  token_h_ = PinnedBuffer(sizeof(kernels::StepLogprobs));
   logits_h_ = PinnedBuffer(sizeof(float) * c.vocab_size);
   // The whole prompt: each chunk's H2D copy reads its own region, so the next chunk's staging
   // cannot overwrite ids a pending copy has not read yet.
@@ -219,7 +221,7 @@ void CudaDecoder::layout(Arenas& a) {
   plan_.kv_cache = a.state.used();
   x_ = take<float>(a.workspace, c.dim);
   step_d_ = take<Step>(a.workspace, 1);
-  token_out_d_ = take<int>(a.workspace, 1);
+  step_out_d_ = take<kernels::StepLogprobs>(a.workspace, 1);
   plan_.decode_workspace = a.workspace.used();
 
   // Prefill chunk: bounded so the score matrices [n_heads][chunk][max_seq] stay within ~4 GiB,
@@ -413,9 +415,9 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, Dev
   int next = 0;
   try {
     if (tokens.size() == 1) {
-      next = decode(tokens[0], pos, want_logits, false);
+      next = decode(tokens[0], pos, want_logits, false, sample.logprobs);
     } else {
-      prefill(tokens, pos, want_logits);
+      prefill(tokens, pos, want_logits, sample.logprobs);
       next = *token_h_.as<int>();
     }
   } catch (...) {
@@ -431,7 +433,13 @@ int CudaDecoder::run(std::span<const int> tokens, int pos, bool want_logits, Dev
 // ---------------------------------------------------------------------------------------------
 // Decode
 
-std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, LaunchTape::Mode mode) {
+void CudaDecoder::enqueue_result_copy(LaunchTape& tape, bool logprobs) {
+  if (logprobs) head_->logprobs(tape, step_out_d_);
+  const std::size_t bytes = logprobs ? sizeof(kernels::StepLogprobs) : sizeof(int);
+  ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), step_out_d_, bytes, cudaMemcpyDeviceToHost, tape.stream()));
+}
+
+std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, LaunchTape::Mode mode, bool logprobs) {
   LaunchTape tape(stream_, mode, &counters_, wait_.get());
   ATLAS_CUDA_CHECK(cudaMemcpyAsync(step_d_, step_h_.get(), sizeof(Step), cudaMemcpyHostToDevice, stream_));
   StepContext ctx{tape, config_, opts_.wtype, opts_.max_seq, x_, &step_d_->pos, head_->rope_table(), bucket};
@@ -440,14 +448,14 @@ std::vector<GraphKernelNode> CudaDecoder::enqueue_step(int bucket, LaunchTape::M
     mixers_[static_cast<std::size_t>(l)]->decode(ctx);
     ffns_[static_cast<std::size_t>(l)]->decode(ctx);
   }
-  head_->logits_and_sample(tape, x_, &step_d_->sampling, token_out_d_);
-  ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), token_out_d_, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+  head_->logits_and_sample(tape, x_, &step_d_->sampling, &step_out_d_->token);
+  enqueue_result_copy(tape, logprobs);
   step_stages_ = tape.take_stages();
   step_host_events_ = tape.take_host_events();
   return tape.take_nodes();
 }
 
-int CudaDecoder::decode(int token, int pos, bool want_logits, bool is_prefill) {
+int CudaDecoder::decode(int token, int pos, bool want_logits, bool is_prefill, bool logprobs) {
   const bool observed = observer_ && !is_prefill;
   if (observed) observer_(true);
   Range step_range(is_prefill ? "prefill_step" : "decode_step");
@@ -457,21 +465,27 @@ int CudaDecoder::decode(int token, int pos, bool want_logits, bool is_prefill) {
   const int bucket = bucket_for(pos + 1);
   if (is_prefill) ++counters_.prefill_steps;
   else ++counters_.decode_steps;
+  const bool profiled = !is_prefill && opts_.profile_step > 0 && counters_.decode_steps == opts_.profile_step;
+  if (profiled) ATLAS_CUDA_CHECK(cudaProfilerStart());
   if (graphs_enabled()) {
     const std::int64_t before = graphs_.captures();
-    const cudaGraphExec_t exec = graphs_.get(bucket, stream_, [&] { return enqueue_step(bucket, LaunchTape::Mode::capture); });
+    // A step with log-probabilities has one more kernel and a longer copy: its own graph, so
+    // the steps without them (every benchmark's) keep the graph they had.
+    const int key = 2 * bucket + (logprobs ? 1 : 0);
+    const cudaGraphExec_t exec =
+        graphs_.get(key, stream_, [&] { return enqueue_step(bucket, LaunchTape::Mode::capture, logprobs); });
     counters_.graph_captures += graphs_.captures() - before;
     ATLAS_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
     ++counters_.graph_launches;
     if (!is_prefill) ++counters_.graph_steps;
   } else {
-    enqueue_step(bucket, LaunchTape::Mode::eager);
+    enqueue_step(bucket, LaunchTape::Mode::eager, logprobs);
     if (!is_prefill) ++counters_.eager_steps;
   }
   counters_.h2d_copies += 1;
   counters_.h2d_bytes += sizeof(Step);
   counters_.d2h_copies += 1;
-  counters_.d2h_bytes += sizeof(int);
+  counters_.d2h_bytes += logprobs ? sizeof(kernels::StepLogprobs) : sizeof(int);
   if (want_logits) {
     ATLAS_CUDA_CHECK(cudaMemcpyAsync(logits_h_.get(), head_->logits(), sizeof(float) * config_.vocab_size,
                                      cudaMemcpyDeviceToHost, stream_));
@@ -479,6 +493,7 @@ int CudaDecoder::decode(int token, int pos, bool want_logits, bool is_prefill) {
     counters_.d2h_bytes += sizeof(float) * config_.vocab_size;
   }
   sync();
+  if (profiled) ATLAS_CUDA_CHECK(cudaProfilerStop());
   if (observed) observer_(false);
   return *token_h_.as<int>();
 }
@@ -486,19 +501,23 @@ int CudaDecoder::decode(int token, int pos, bool want_logits, bool is_prefill) {
 // ---------------------------------------------------------------------------------------------
 // Prefill
 
-void CudaDecoder::prefill_by_steps(std::span<const int> tokens, int pos, bool want_logits) {
+void CudaDecoder::prefill_by_steps(std::span<const int> tokens, int pos, bool want_logits, bool logprobs) {
   // DecoderOptions::chunked_prefill off, or a block without a chunked prefill (moe routing on
   // the host): the prompt runs as decode steps, each replaying the step graph of its bucket, one host sync each (the
   // pinned step buffer is rewritten for the next position). Equal to token-by-token decode by
   // construction.
   ++counters_.prefill_calls;
   counters_.prefill_tokens += static_cast<std::int64_t>(tokens.size());
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    decode(tokens[i], pos + static_cast<int>(i), want_logits && i + 1 == tokens.size(), true);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const bool last = i + 1 == tokens.size();
+    decode(tokens[i], pos + static_cast<int>(i), want_logits && last, true, logprobs && last);
+    // Each step already ended in a host sync: a stop costs no queued work.
+    if (chunk_hook_) chunk_hook_(1, !last);
+  }
 }
 
-void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits) {
-  if (!chunked_prefill_) return prefill_by_steps(tokens, pos, want_logits);
+void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits, bool logprobs) {
+  if (!chunked_prefill_) return prefill_by_steps(tokens, pos, want_logits, logprobs);
   const ModelConfig& c = config_;
   cudaStream_t s = stream_;
   ++counters_.prefill_calls;
@@ -509,7 +528,8 @@ void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits
   counters_.h2d_bytes += sizeof(Step);
 
   LaunchTape tape(s, LaunchTape::Mode::eager, nullptr, wait_.get());
-  for (std::size_t off = 0; off < tokens.size(); off += prefill_chunk_) {
+  int chunk = 0;
+  for (std::size_t off = 0; off < tokens.size(); off += prefill_chunk_, ++chunk) {
     const int n = static_cast<int>(std::min<std::size_t>(prefill_chunk_, tokens.size() - off));
     const int p0 = pos + static_cast<int>(off);
     Range chunk_range("prefill");
@@ -525,13 +545,32 @@ void CudaDecoder::prefill(std::span<const int> tokens, int pos, bool want_logits
       mixers_[static_cast<std::size_t>(l)]->prefill(ctx);
       ffns_[static_cast<std::size_t>(l)]->prefill(ctx);
     }
-    if (off + n < tokens.size()) continue;
+    const bool more = off + n < tokens.size();
+    if (chunk_hook_) {
+      if (more) {
+        // Pacing: wait for the previous chunk, so the queue holds this one only when the hook
+        // stops the prefill. The device stays busy (this chunk is queued behind the one waited on).
+        ATLAS_CUDA_CHECK(cudaEventRecord(chunk_done_[chunk % 2], s));
+        if (chunk > 0) {
+          ATLAS_CUDA_CHECK(cudaEventSynchronize(chunk_done_[(chunk - 1) % 2]));
+          ++counters_.host_syncs;
+        }
+      }
+      try {
+        chunk_hook_(n, more);
+      } catch (...) {
+        // Let the queued chunk finish before the caller reuses the pinned staging it reads.
+        cudaStreamSynchronize(s);
+        throw;
+      }
+    }
+    if (more) continue;
     // Only the last position's logits are needed.
-    head_->logits_and_sample(tape, px_ + static_cast<std::size_t>(n - 1) * c.dim, &step_d_->sampling, token_out_d_);
+    head_->logits_and_sample(tape, px_ + static_cast<std::size_t>(n - 1) * c.dim, &step_d_->sampling, &step_out_d_->token);
   }
-  ATLAS_CUDA_CHECK(cudaMemcpyAsync(token_h_.get(), token_out_d_, sizeof(int), cudaMemcpyDeviceToHost, s));
+  enqueue_result_copy(tape, logprobs);
   ++counters_.d2h_copies;
-  counters_.d2h_bytes += sizeof(int);
+  counters_.d2h_bytes += logprobs ? sizeof(kernels::StepLogprobs) : sizeof(int);
   if (want_logits) {
     ATLAS_CUDA_CHECK(cudaMemcpyAsync(logits_h_.get(), head_->logits(), sizeof(float) * c.vocab_size, cudaMemcpyDeviceToHost, s));
     ++counters_.d2h_copies;

@@ -33,6 +33,7 @@
 #include "engine/model.hpp"
 #include "engine/recurrent_checkpoints.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/logprobs.hpp"
 #include "engine/stage.hpp"
 
 namespace atlas::engine::cuda {
@@ -53,6 +54,10 @@ struct DecoderOptions {
   /// false: prompts run as decode steps (one graph replay and one host sync per token), the
   /// reference the chunked prefill is tested against and an A/B side.
   bool chunked_prefill = true;
+  /// Decode step N (1-based, counted from load) runs between cudaProfilerStart and
+  /// cudaProfilerStop (ATLAS_CUDA_PROFILE_STEP=N), so `ncu --profile-from-start off` measures
+  /// one step's kernels and nothing of the load (tools/gpu-ncu-bytes.sh). 0: off.
+  int profile_step = 0;
 };
 
 /// How the device picks the next token: greedy (temperature 0) or a temperature draw by the
@@ -60,6 +65,10 @@ struct DecoderOptions {
 struct DeviceSample {
   float temperature = 0.0f;
   std::uint64_t seed = 0;
+  /// Also compute the raw distribution's log-probabilities on the device (the chosen id's and
+  /// the kernels::kMaxLogprobs most likely; last_logprobs()), copied back with the id in the
+  /// step's one D2H copy. Steps with them run their own captured graph (one more kernel).
+  bool logprobs = false;
 };
 
 /// The memory plan, fixed at load.
@@ -86,6 +95,14 @@ class CudaDecoder {
   /// ids, a bad temperature, or (hybrid models) a `pos` the recurrent state cannot resume from.
   int run(std::span<const int> tokens, int pos, bool want_logits, DeviceSample sample = {});
   std::span<const float> logits() const;
+  /// The log-probabilities of the last run() that asked for them (DeviceSample::logprobs).
+  const kernels::StepLogprobs& last_logprobs() const { return *token_h_.as<kernels::StepLogprobs>(); }
+  /// Called after each prefill chunk is enqueued with (chunk tokens, whether chunks follow);
+  /// may throw to stop the prefill there (a client that left). While one is set, the chunks
+  /// are paced: before the hook runs for chunk k, the host waits for chunk k - 1 to finish, so
+  /// a stop leaves at most one more chunk of device work queued (without it the host enqueues
+  /// every chunk at once and a stop would save nothing). Empty: no hook, no pacing.
+  void set_prefill_chunk_hook(std::function<void(int, bool)> hook) { chunk_hook_ = std::move(hook); }
 
   const ModelConfig& config() const { return config_; }
   int max_seq() const { return opts_.max_seq; }
@@ -165,11 +182,13 @@ class CudaDecoder {
   };
 
   void layout(Arenas& a);
-  int decode(int token, int pos, bool want_logits, bool is_prefill);
-  void prefill(std::span<const int> tokens, int pos, bool want_logits);
-  void prefill_by_steps(std::span<const int> tokens, int pos, bool want_logits);
+  int decode(int token, int pos, bool want_logits, bool is_prefill, bool logprobs);
+  void prefill(std::span<const int> tokens, int pos, bool want_logits, bool logprobs);
+  void prefill_by_steps(std::span<const int> tokens, int pos, bool want_logits, bool logprobs);
   /// Enqueues one decode step; while capturing returns its kernel nodes and stages.
-  std::vector<GraphKernelNode> enqueue_step(int bucket, LaunchTape::Mode mode);
+  std::vector<GraphKernelNode> enqueue_step(int bucket, LaunchTape::Mode mode, bool logprobs);
+  /// The sampler's output and, with `logprobs`, the log-probabilities: one D2H copy.
+  void enqueue_result_copy(LaunchTape& tape, bool logprobs);
   void resume_state_at(int pos);
   void sync();
 
@@ -178,6 +197,7 @@ class CudaDecoder {
   MemoryPlan plan_;
   std::unique_ptr<Arena> weights_, state_, workspace_;
   CudaStream stream_;
+  CudaEvent chunk_done_[2];  ///< prefill pacing (set_prefill_chunk_hook): chunk k's end, k % 2
   std::unique_ptr<HostWait> wait_;  ///< made once the device is known to exist
   CublasHandle cublas_;  ///< destroyed before the stream it is set to
   std::unique_ptr<DeviceHead> head_;
@@ -193,7 +213,7 @@ class CudaDecoder {
   // Decode workspace.
   float* x_ = nullptr;        // [dim] residual stream
   Step* step_d_ = nullptr;
-  int* token_out_d_ = nullptr;
+  kernels::StepLogprobs* step_out_d_ = nullptr;  ///< the sampler writes its ->token
   // Prefill workspace.
   bool flash_prefill_ = false;  ///< fused attention kernel (no score matrices below)
   int prefill_chunk_ = 0;
@@ -215,6 +235,7 @@ class CudaDecoder {
   std::vector<HostEvent> step_host_events_;
   DecodeCounters counters_;
   std::function<void(bool)> observer_;
+  std::function<void(int, bool)> chunk_hook_;
 };
 
 }  // namespace atlas::engine::cuda

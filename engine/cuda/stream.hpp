@@ -1,5 +1,5 @@
 #pragma once
-// RAII owners of the decoder's CUDA stream and cuBLAS handle: released with the decoder, and also
+// RAII owners of the decoder's CUDA stream, events and cuBLAS handle: released with the decoder, and also
 // when its constructor throws after creating them (a load that fails late, e.g. a context the
 // attention kernels cannot take, must not leak a stream per attempt). Each converts to the raw
 // handle, so call sites pass it as before.
@@ -24,6 +24,21 @@ class CudaStream {
 
  private:
   cudaStream_t s_ = nullptr;
+};
+
+/// An event for host waits on a point in a stream (no timing). Created by create().
+class CudaEvent {
+ public:
+  CudaEvent() = default;
+  ~CudaEvent() { if (e_) cudaEventDestroy(e_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  /// Throws KernelError.
+  void create() { ATLAS_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  operator cudaEvent_t() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
 };
 
 class CublasHandle {

@@ -18,6 +18,7 @@ void DeviceHead::layout(Arenas& a) {
   logits_ = take<float>(a.workspace, c_.vocab_size);
   rope_cs_ = take<float>(a.workspace, c_.head_dim);
   argmax_scratch_ = a.workspace.take(kernels::argmax_scratch_bytes());
+  logprobs_scratch_ = a.workspace.take(kernels::logprobs_scratch_bytes());
 }
 
 void DeviceHead::upload(const ModelWeights& w, Uploader& up) {
@@ -42,6 +43,10 @@ void DeviceHead::logits_and_sample(LaunchTape& tape, const float* x, const kerne
   tape.kernel(Stage::sample, [&] {
     kernels::sample_token(logits_, c_.vocab_size, sampling, token_out, argmax_scratch_, tape.stream());
   });
+}
+
+void DeviceHead::logprobs(LaunchTape& tape, kernels::StepLogprobs* out) {
+  tape.kernel(Stage::sample, [&] { kernels::token_logprobs(logits_, c_.vocab_size, out, logprobs_scratch_, tape.stream()); });
 }
 
 void DeviceHead::embed_rows(LaunchTape& tape, const int* tokens, int n, float* x) {

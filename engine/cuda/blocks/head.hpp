@@ -8,6 +8,7 @@
 
 #include "engine/cuda/blocks/device_block.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/logprobs.hpp"
 
 namespace atlas::engine::cuda {
 
@@ -21,6 +22,10 @@ class DeviceHead {
   void embed(StepContext& s, const int* token);
   /// logits = lm_head(RMSNorm(x)); *token_out = the next token (sampling params in device memory).
   void logits_and_sample(LaunchTape& tape, const float* x, const kernels::DeviceSampling* sampling, int* token_out);
+  /// out->token_logprob and out->top_*: the raw distribution's log-probabilities of the logits
+  /// logits_and_sample() left, at the id the sampler wrote into out->token. One launch (stage
+  /// `sample`), enqueued only for a request that asks for them.
+  void logprobs(LaunchTape& tape, kernels::StepLogprobs* out);
   /// x[i] = embedding[tokens[i]], i < n.
   void embed_rows(LaunchTape& tape, const int* tokens, int n, float* x);
 
@@ -40,6 +45,7 @@ class DeviceHead {
   float* logits_ = nullptr;    ///< [vocab]
   float* rope_cs_ = nullptr;   ///< [head_dim]
   void* argmax_scratch_ = nullptr;
+  void* logprobs_scratch_ = nullptr;
 };
 
 }  // namespace atlas::engine::cuda
