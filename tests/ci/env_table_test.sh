@@ -12,8 +12,8 @@ cd "$src"
 doc=docs/environment.md
 [ -f "$doc" ] || { echo "env_table: no $doc under $src"; exit 1; }
 
-sources() {  # files of one kind outside tests/ and build trees
-  find . \( -path ./tests -o -path './build*' -o -path ./.git -o -path ./fuzz/corpus -o -name node_modules \) -prune \
+sources() {  # files of one kind outside tests/, build trees and hidden folders (.git, copies of other trees)
+  find . \( -path ./tests -o -path './build*' -o -path './.*' -o -path ./fuzz/corpus -o -name node_modules \) -prune \
     -o -type f \( "$@" \) -print
 }
 names=$(
