@@ -193,10 +193,10 @@ __global__ void synthetic_kernel(float* __restrict__ out, int rows, int cols, co
 }  // namespace
 
 namespace {
-void launch_embed(DType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x,
+void launch_embed(ElemType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x,
                   const RopeTable& rope, cudaStream_t s) {
   const dim3 grid((dim + 255) / 256, n);
-  if (wtype == DType::bf16)
+  if (wtype == ElemType::bf16)
     launch_pdl(embed_kernel<__nv_bfloat16>, grid, dim3(256), 0, s, static_cast<const __nv_bfloat16*>(table), ld, dim,
                tokens, n, x, rope);
   else
@@ -204,11 +204,11 @@ void launch_embed(DType wtype, const void* table, int ld, int dim, const int* to
 }
 }  // namespace
 
-void embed_token(DType wtype, const void* table, int ld, int dim, const int* token, float* x, cudaStream_t s) {
+void embed_token(ElemType wtype, const void* table, int ld, int dim, const int* token, float* x, cudaStream_t s) {
   launch_embed(wtype, table, ld, dim, token, 1, x, RopeTable{}, s);
 }
 
-void embed_token(DType wtype, const void* table, int ld, int dim, const int* token, float* x, const RopeTable& rope,
+void embed_token(ElemType wtype, const void* table, int ld, int dim, const int* token, float* x, const RopeTable& rope,
                  cudaStream_t s) {
   if (rope.out == nullptr || rope.pos == nullptr || rope.head_dim <= 0 || rope.head_dim % 2 != 0)
     throw KernelError("embed_token: the RoPE table needs pos, out and an even head_dim, got head_dim " +
@@ -216,13 +216,13 @@ void embed_token(DType wtype, const void* table, int ld, int dim, const int* tok
   launch_embed(wtype, table, ld, dim, token, 1, x, rope, s);
 }
 
-void embed_rows(DType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x, cudaStream_t s) {
+void embed_rows(ElemType wtype, const void* table, int ld, int dim, const int* tokens, int n, float* x, cudaStream_t s) {
   launch_embed(wtype, table, ld, dim, tokens, n, x, RopeTable{}, s);
 }
 
-void rmsnorm_rows(DType wtype, const float* x, const float* g, float eps, int n, int dim, void* out, int ld,
+void rmsnorm_rows(ElemType wtype, const float* x, const float* g, float eps, int n, int dim, void* out, int ld,
                   cudaStream_t s) {
-  if (wtype == DType::bf16)
+  if (wtype == ElemType::bf16)
     rmsnorm_rows_kernel<<<n, 256, 0, s>>>(x, g, eps, dim,
                                           static_cast<__nv_bfloat16*>(out), ld);
   else
@@ -230,9 +230,9 @@ void rmsnorm_rows(DType wtype, const float* x, const float* g, float eps, int n,
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 
-void swiglu_rows(DType wtype, const void* gu, int n, int hidden, void* out, int ld, cudaStream_t s) {
+void swiglu_rows(ElemType wtype, const void* gu, int n, int hidden, void* out, int ld, cudaStream_t s) {
   const int blocks = blocks_for(static_cast<size_t>(n) * ld, 256);
-  if (wtype == DType::bf16)
+  if (wtype == ElemType::bf16)
     swiglu_kernel<<<blocks, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(gu), n, hidden,
                                          static_cast<__nv_bfloat16*>(out), ld);
   else
@@ -252,9 +252,9 @@ void sample_token(const float* v, int n, const DeviceSampling* params, int* out,
 
 std::size_t argmax_scratch_bytes() { return sizeof(ArgmaxScratch); }
 
-void convert_rows(DType wtype, const float* src, int rows, int cols, void* dst, int ld, int pitch, cudaStream_t s) {
+void convert_rows(ElemType wtype, const float* src, int rows, int cols, void* dst, int ld, int pitch, cudaStream_t s) {
   const int blocks = blocks_for(static_cast<size_t>(rows) * ld, 256);
-  if (wtype == DType::bf16)
+  if (wtype == ElemType::bf16)
     convert_kernel<<<blocks, 256, 0, s>>>(src, rows, cols, static_cast<__nv_bfloat16*>(dst), ld, pitch);
   else
     convert_kernel<<<blocks, 256, 0, s>>>(src, rows, cols, static_cast<float*>(dst), ld, pitch);

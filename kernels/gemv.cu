@@ -596,7 +596,7 @@ void set_smem(int max_ld) {
 void gemv(const GemvArgs& a, cudaStream_t stream) {
   if (a.ld % 8 != 0 || a.ld < a.k) throw KernelError("gemv: ld must be a multiple of 8 and >= k");
   if (a.output == GemvOutput::swiglu && a.rows % 2 != 0) throw KernelError("gemv: swiglu needs an even row count");
-  if (a.wtype == DType::bf16) dispatch<__nv_bfloat16>(a, stream);
+  if (a.wtype == ElemType::bf16) dispatch<__nv_bfloat16>(a, stream);
   else dispatch<float>(a, stream);
 }
 

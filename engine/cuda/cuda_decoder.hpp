@@ -39,7 +39,7 @@
 namespace atlas::engine::cuda {
 
 struct DecoderOptions {
-  kernels::DType wtype = kernels::DType::bf16;
+  kernels::ElemType wtype = kernels::ElemType::bf16;
   int max_seq = 0;            ///< KV capacity (tokens)
   bool graphs = true;         ///< capture/replay decode steps
   int veto_layer = -1;        ///< test hook (ATLAS_CUDA_VETO_LAYER): this layer refuses capture

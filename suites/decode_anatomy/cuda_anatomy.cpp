@@ -135,7 +135,7 @@ nlohmann::json run_cuda_decode_anatomy(const engine::ModelConfig& config, const 
   model.source.preset = config.name;
   model.source.seed = 42;
   engine::cuda::DecoderOptions o;
-  o.wtype = opts.bf16 ? kernels::DType::bf16 : kernels::DType::f32;
+  o.wtype = opts.bf16 ? kernels::ElemType::bf16 : kernels::ElemType::f32;
   o.max_seq = opts.prompt_tokens + 2 * opts.new_tokens + 8;
   engine::cuda::CudaDecoder dec(model, o, 42);
   std::vector<int> prompt(opts.prompt_tokens);

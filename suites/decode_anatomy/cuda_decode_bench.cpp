@@ -104,7 +104,7 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
   out["copy_bandwidth_GBps"] = copy_bytes_per_s / 1e9;
   for (bool graphs : {true, false}) {
     engine::cuda::DecoderOptions o;
-    o.wtype = opts.bf16 ? kernels::DType::bf16 : kernels::DType::f32;
+    o.wtype = opts.bf16 ? kernels::ElemType::bf16 : kernels::ElemType::f32;
     o.max_seq = max_seq;
     o.graphs = graphs;
     const std::int64_t t_load0 = atlas::now_ns();

@@ -22,7 +22,7 @@ TEST_CASE("qwen3-next-tiny: MoE routing switched to the host and back at run tim
   ATLAS_REQUIRE_GPU();
   const engine::Model m = engine::make_preset_model("qwen3-next-tiny", 17, 512);
   engine::cuda::DecoderOptions o;
-  o.wtype = kernels::DType::bf16;
+  o.wtype = kernels::ElemType::bf16;
   o.max_seq = 512;
   CudaDecoder ref(m, o), dec(m, o);
   REQUIRE(dec.graphs_enabled());

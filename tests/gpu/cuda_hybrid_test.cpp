@@ -147,7 +147,7 @@ TEST_CASE("qwen3-next-tiny: graph replay == eager bit for bit; 1 graph launch, 1
   ATLAS_REQUIRE_GPU();
   for (const bool fp32 : {false, true}) {
     const engine::Model m = tiny_hybrid(1024);
-    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::DType::f32 : kernels::DType::bf16, 1024);
+    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::ElemType::f32 : kernels::ElemType::bf16, 1024);
     CudaDecoder g(m, o);
     o.graphs = false;
     CudaDecoder e(m, o);
@@ -190,7 +190,7 @@ TEST_CASE("qwen3-next-tiny: chunked prefill (GEMMs, the recurrence inside one la
   ATLAS_REQUIRE_GPU();
   for (const bool fp32 : {true, false}) {
     const engine::Model m = tiny_hybrid(1024);
-    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::DType::f32 : kernels::DType::bf16, 1024);
+    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::ElemType::f32 : kernels::ElemType::bf16, 1024);
     o.max_prefill_chunk = 64;  // a 300-token prompt in five chunks, the last one partial
     CudaDecoder chunked(m, o);
     o.chunked_prefill = false;
@@ -260,7 +260,7 @@ TEST_CASE("qwen3-next-tiny: chunked prefill (GEMMs, the recurrence inside one la
 TEST_CASE("qwen3-next-tiny: a vetoed layer is named with its kind and turns decode eager, same tokens") {
   ATLAS_REQUIRE_GPU();
   const engine::Model m = tiny_hybrid(512);
-  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 512);
+  engine::cuda::DecoderOptions o = decoder_options(kernels::ElemType::bf16, 512);
   CudaDecoder g(m, o);
   o.veto_layer = 0;
   CudaDecoder v(m, o);
@@ -310,7 +310,7 @@ TEST_CASE("qwen3-next-tiny on CUDA: prefix reuse resumes from a recurrent-state 
 TEST_CASE("qwen3-next-tiny: MoE routing on the host vetoes capture per moe layer, adds its syncs and copies, same bits") {
   ATLAS_REQUIRE_GPU();
   const engine::Model m = tiny_hybrid(512);
-  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 512);
+  engine::cuda::DecoderOptions o = decoder_options(kernels::ElemType::bf16, 512);
   // Both prefill the prompt in one chunk: host routing there too (one D2H, sync and H2D per moe
   // layer per chunk), so the bits must stay equal from the prompt on.
   CudaDecoder dev(m, o);
@@ -470,7 +470,7 @@ TEST_CASE("a model too large for the GPU is refused at load with the bytes neede
   engine::Model m;
   m.config = engine::find_preset("qwen3-next-80b-a3b").config;  // ~160 GB in bf16
   m.config.max_seq_len = 4096;
-  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 4096);
+  engine::cuda::DecoderOptions o = decoder_options(kernels::ElemType::bf16, 4096);
   CHECK_THROWS_WITH_AS(CudaDecoder(m, o, 1), doctest::Contains("of device memory (weights"), atlas::Error);
 }
 

@@ -47,7 +47,7 @@ inline float round_bf16(float v) {
 
 /// Decoder options the GPU tests start from: weight type, KV capacity and graph replay; the
 /// rest are DecoderOptions' defaults.
-inline engine::cuda::DecoderOptions decoder_options(kernels::DType wtype, int max_seq, bool graphs = true) {
+inline engine::cuda::DecoderOptions decoder_options(kernels::ElemType wtype, int max_seq, bool graphs = true) {
   engine::cuda::DecoderOptions o;
   o.wtype = wtype;
   o.max_seq = max_seq;
