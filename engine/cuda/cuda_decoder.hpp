@@ -32,8 +32,8 @@
 #include "engine/cuda/stream.hpp"
 #include "engine/model.hpp"
 #include "engine/recurrent_checkpoints.hpp"
-#include "kernels/elementwise.hpp"
 #include "kernels/logprobs.hpp"
+#include "kernels/sampling.hpp"
 #include "engine/stage.hpp"
 
 namespace atlas::engine::cuda {

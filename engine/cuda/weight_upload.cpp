@@ -5,7 +5,8 @@
 #include <utility>
 
 #include "engine/error.hpp"
-#include "kernels/elementwise.hpp"
+#include "kernels/convert.hpp"
+#include "kernels/synthetic_weights.hpp"
 
 namespace atlas::engine::cuda {
 

@@ -16,6 +16,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_prefill.hpp"
 #include "kernels/gemv.hpp"
+#include "kernels/sampling.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 
 using namespace atlas;

@@ -1,6 +1,7 @@
 #include "engine/cuda/blocks/head.hpp"
 
 #include "engine/cuda/blocks/block_util.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/gemv.hpp"
 
 namespace atlas::engine::cuda {

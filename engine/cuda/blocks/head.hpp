@@ -7,8 +7,8 @@
 #include <cstddef>
 
 #include "engine/cuda/blocks/device_block.hpp"
-#include "kernels/elementwise.hpp"
 #include "kernels/logprobs.hpp"
+#include "kernels/sampling.hpp"
 
 namespace atlas::engine::cuda {
 
