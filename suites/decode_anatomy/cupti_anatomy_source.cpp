@@ -8,7 +8,7 @@
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/stage.hpp"
-#include "suites/decode_anatomy/cuda_decode_bench.hpp"
+#include "suites/decode_anatomy/cuda_copy_bandwidth.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 #include "suites/decode_anatomy/cupti_kernel_stages.hpp"
 #include "suites/decode_anatomy/host_event_stages.hpp"

@@ -1,7 +1,4 @@
-#ifdef ATLAS_HAVE_CUDA
-#include "suites/decode_anatomy/cuda_decode_bench.hpp"
-
-#include <cuda_runtime_api.h>
+#include "tools/cuda-bench/decode_bench.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,14 +7,9 @@
 
 #include "common/clock.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
-#include "engine/formats/presets.hpp"
-#include "kernels/check.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 
-namespace atlas::suites {
-
-engine::ModelConfig qwen3_8b_config() { return engine::find_preset("qwen3-8b").config; }
-engine::ModelConfig qwen3_0_6b_config() { return engine::find_preset("qwen3-0.6b").config; }
+namespace atlas::cuda_bench {
 
 namespace {
 
@@ -29,9 +21,9 @@ double median(std::vector<double> v) {
 /// GPU time of one traced prefill of `prompt` by kernel (CUPTI; kernels overlap little in a
 /// prefill, so the shares add up to about the GPU span). Printed, largest first, and returned.
 nlohmann::json prefill_kernel_breakdown(engine::cuda::CudaDecoder& dec, const std::vector<int>& prompt) {
-  std::vector<TraceWindow> windows;
+  std::vector<suites::TraceWindow> windows;
   {
-    CuptiTracer tracer;
+    suites::CuptiTracer tracer;
     tracer.begin_window();
     dec.run(prompt, 0, false);
     tracer.end_window();
@@ -40,7 +32,7 @@ nlohmann::json prefill_kernel_breakdown(engine::cuda::CudaDecoder& dec, const st
   std::map<std::string, std::pair<double, int>> by;
   double total = 0;
   for (const auto& k : windows.at(0).kernels) {
-    auto& e = by[short_kernel_name(k.name)];
+    auto& e = by[suites::short_kernel_name(k.name)];
     e.first += (k.end - k.start) * 1e-6;
     e.second += 1;
     total += (k.end - k.start) * 1e-6;
@@ -58,34 +50,6 @@ nlohmann::json prefill_kernel_breakdown(engine::cuda::CudaDecoder& dec, const st
 }
 
 }  // namespace
-
-double measure_copy_bandwidth(std::size_t bytes) {
-  void *a = nullptr, *b = nullptr;
-  ATLAS_CUDA_CHECK(cudaMalloc(&a, bytes));
-  if (cudaMalloc(&b, bytes) != cudaSuccess) {
-    cudaFree(a);
-    ATLAS_CUDA_CHECK(cudaGetLastError());
-  }
-  ATLAS_CUDA_CHECK(cudaMemset(a, 1, bytes));
-  cudaEvent_t e0, e1;
-  ATLAS_CUDA_CHECK(cudaEventCreate(&e0));
-  ATLAS_CUDA_CHECK(cudaEventCreate(&e1));
-  std::vector<double> rates;
-  for (int i = 0; i < 12; ++i) {
-    ATLAS_CUDA_CHECK(cudaEventRecord(e0));
-    ATLAS_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
-    ATLAS_CUDA_CHECK(cudaEventRecord(e1));
-    ATLAS_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    ATLAS_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    if (i >= 2) rates.push_back(2.0 * bytes / (ms * 1e-3));  // read + write
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  cudaFree(a);
-  cudaFree(b);
-  return median(rates);
-}
 
 nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const CudaDecodeBenchOptions& opts,
                                      double copy_bytes_per_s) {
@@ -193,5 +157,4 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
   return out;
 }
 
-}  // namespace atlas::suites
-#endif  // ATLAS_HAVE_CUDA
+}  // namespace atlas::cuda_bench
