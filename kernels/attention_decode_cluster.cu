@@ -409,7 +409,7 @@ using Kernel = void (*)(DecodeAttentionArgs);
 /// Query heads per block: 2 (1 for odd groups); a group of G takes G / 2 blocks per slice, each
 /// re-reading the head's K/V (from L2). Against four heads per block: twice the blocks and
 /// 147-149 registers instead of 190; qwen3-8b attention 202 -> 140 us per token on the H200
-/// (docs/PERF.md, session 3).
+/// (docs/PERF.md, "decode attention by thread-block clusters").
 int heads_per_block(int group) { return group % 2 == 0 ? 2 : 1; }
 
 template <typename W, int D>
