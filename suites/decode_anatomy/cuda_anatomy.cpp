@@ -8,17 +8,12 @@
 #include <vector>
 
 #include "engine/cuda/cuda_decoder.hpp"
+#include "records/stats.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 #include "suites/decode_anatomy/cupti_kernel_stages.hpp"
 
 namespace atlas::suites {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct TokenAnatomy {
   double wall_us = 0, gpu_span_us = 0, gpu_busy_us = 0, gpu_idle_us = 0, launch_latency_us = 0;
@@ -78,7 +73,7 @@ nlohmann::json summarise(const std::vector<TokenAnatomy>& toks, double floor_us)
   auto med = [&](auto field) {
     std::vector<double> v;
     for (const auto& t : toks) v.push_back(field(t));
-    return median(v);
+    return records::stats::median_or(v, 0.0);
   };
   nlohmann::json j;
   j["tokens"] = toks.size();

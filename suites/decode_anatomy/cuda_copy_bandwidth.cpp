@@ -3,20 +3,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "kernels/check.hpp"
+#include "records/stats.hpp"
 
 namespace atlas::suites {
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-}  // namespace
 
 double measure_copy_bandwidth(std::size_t bytes) {
   void *a = nullptr, *b = nullptr;
@@ -43,7 +35,7 @@ double measure_copy_bandwidth(std::size_t bytes) {
   cudaEventDestroy(e1);
   cudaFree(a);
   cudaFree(b);
-  return median(rates);
+  return records::stats::median(rates);
 }
 
 }  // namespace atlas::suites

@@ -7,16 +7,12 @@
 
 #include "common/clock.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
+#include "records/stats.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 
 namespace atlas::cuda_bench {
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 /// GPU time of one traced prefill of `prompt` by kernel (CUPTI; kernels overlap little in a
 /// prefill, so the shares add up to about the GPU span). Printed, largest first, and returned.
@@ -101,7 +97,7 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
       }
       ttft_ms.push_back((t1 - t0) * 1e-6);
       tok_s.push_back(opts.new_tokens / ((prev - t1) * 1e-9));
-      itl_p50_us.push_back(median(itl));
+      itl_p50_us.push_back(records::stats::median_or(itl, 0.0));
     }
     const auto& c = dec.counters();
     const int mid_kv = opts.prompt_tokens + opts.new_tokens / 2;
@@ -109,12 +105,12 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
     const double roof_tok_s = copy_bytes_per_s / bytes_tok;
     nlohmann::json r;
     r["load_s"] = load_s;
-    r["decode_tok_s"] = median(tok_s);
-    r["itl_p50_us"] = median(itl_p50_us);
-    r["prefill_ttft_ms"] = median(ttft_ms);
+    r["decode_tok_s"] = records::stats::median_or(tok_s, 0.0);
+    r["itl_p50_us"] = records::stats::median_or(itl_p50_us, 0.0);
+    r["prefill_ttft_ms"] = records::stats::median_or(ttft_ms, 0.0);
     r["bytes_per_token"] = bytes_tok;
     r["roofline_tok_s"] = roof_tok_s;
-    r["roofline_pct"] = 100.0 * median(tok_s) / roof_tok_s;
+    r["roofline_pct"] = 100.0 * records::stats::median_or(tok_s, 0.0) / roof_tok_s;
     r["graph_captures_warmup"] = captures;
     const double steps = static_cast<double>(c.decode_steps);
     r["per_token"] = {{"graph_launches", double(c.graph_launches - at_prefill.graph_launches) / steps},
@@ -137,7 +133,7 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
         dec.run(longp, 0, false);
         if (rep > 0) t.push_back((atlas::now_ns() - t0) * 1e-6);
       }
-      r["ttft_long_prompt_ms"] = median(t);
+      r["ttft_long_prompt_ms"] = records::stats::median_or(t, 0.0);
       r["ttft_long_prompt_tokens"] = opts.ttft_prompt_tokens;
       r["ttft_long_prompt_kernels"] = prefill_kernel_breakdown(dec, longp);
     }
