@@ -403,15 +403,15 @@ int grid_for(size_t n, int threads) {
 
 }  // namespace
 
-std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, DType wtype) {
-  const int vec = 16 / static_cast<int>(dtype_size(wtype));
+std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, ElemType wtype) {
+  const int vec = 16 / static_cast<int>(elem_size(wtype));
   const int key_groups = kDecodeThreads / (head_dim / vec);
   return static_cast<std::size_t>(2 * group * head_dim + group * chunk_cap + key_groups * group * head_dim) *
          sizeof(float);
 }
 
 /// ATLAS_ATTN_KERNEL=split selects the split-K kernel where the cluster kernel would apply.
-static bool cluster_kernel(DType wtype, int group, int head_dim, int rope_dim) {
+static bool cluster_kernel(ElemType wtype, int group, int head_dim, int rope_dim) {
   static const bool forced_split = [] {
     const char* e = std::getenv("ATLAS_ATTN_KERNEL");
     return e != nullptr && std::string(e) == "split";
@@ -420,7 +420,7 @@ static bool cluster_kernel(DType wtype, int group, int head_dim, int rope_dim) {
   return !forced_split && full_rope && attention_decode_cluster_supported(wtype, group, head_dim);
 }
 
-int attention_decode_splits(DType wtype, int group, int head_dim, int bucket, int rope_dim) {
+int attention_decode_splits(ElemType wtype, int group, int head_dim, int bucket, int rope_dim) {
   // Short slices, many blocks: a block's time is a chain of dependent load rounds, so 128 or
   // 256 keys per slice measured slower on the H200 than 32 or 64 (docs/PERF.md).
   static const int keys = [] {
@@ -433,7 +433,7 @@ int attention_decode_splits(DType wtype, int group, int head_dim, int bucket, in
   return std::clamp(bucket / keys, 1, 32);
 }
 
-void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap, int rope_dim) {
+void attention_decode_prepare(ElemType wtype, int group, int head_dim, int chunk_cap, int rope_dim) {
   const bool cluster = cluster_kernel(wtype, group, head_dim, rope_dim);
   if (cluster) attention_decode_cluster_prepare(wtype, group, head_dim);
   const int bytes = static_cast<int>(attention_decode_smem(group, head_dim, chunk_cap, wtype));
@@ -446,7 +446,7 @@ void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_ca
   auto set = [bytes](auto kernel) {
     ATLAS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   };
-  if (wtype == DType::bf16) {
+  if (wtype == ElemType::bf16) {
     set(attention_decode_kernel<__nv_bfloat16, true>);
     set(attention_decode_kernel<__nv_bfloat16, false>);
   } else {
@@ -480,7 +480,7 @@ void attention_decode_split(const DecodeAttentionArgs& a, cudaStream_t stream) {
   const dim3 grid(a.prep.n_kv_heads, a.n_splits);
   const size_t smem = attention_decode_smem(G, a.prep.head_dim, a.chunk_cap, a.wtype);
   const bool teams = attention_team_scores();
-  if (a.wtype == DType::bf16)
+  if (a.wtype == ElemType::bf16)
     launch_pdl(teams ? attention_decode_kernel<__nv_bfloat16, true> : attention_decode_kernel<__nv_bfloat16, false>,
                grid, dim3(kDecodeThreads), smem, stream, a);
   else
@@ -492,25 +492,25 @@ void rope_prefill(const RopePrefillArgs& a, cudaStream_t stream) {
   const size_t warps = static_cast<size_t>(a.n_tokens) * (a.prep.n_heads + 2 * a.prep.n_kv_heads);
   const int threads = 128;
   const int blocks = static_cast<int>((warps * 32 + threads - 1) / threads);
-  if (a.wtype == DType::bf16) rope_prefill_kernel<__nv_bfloat16><<<blocks, threads, 0, stream>>>(a);
+  if (a.wtype == ElemType::bf16) rope_prefill_kernel<__nv_bfloat16><<<blocks, threads, 0, stream>>>(a);
   else rope_prefill_kernel<float><<<blocks, threads, 0, stream>>>(a);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 
-void causal_softmax(DType wtype, const float* s, void* p, int rows, int n_query, int n_keys, int pos0,
+void causal_softmax(ElemType wtype, const float* s, void* p, int rows, int n_query, int n_keys, int pos0,
                     cudaStream_t stream) {  // n_keys: the row stride (ld)
-  if (wtype == DType::bf16)
+  if (wtype == ElemType::bf16)
     causal_softmax_kernel<__nv_bfloat16><<<rows, 256, 0, stream>>>(s, static_cast<__nv_bfloat16*>(p), n_query, n_keys, pos0);
   else
     causal_softmax_kernel<float><<<rows, 256, 0, stream>>>(s, static_cast<float*>(p), n_query, n_keys, pos0);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
 
-void heads_to_rows(DType wtype, const void* o, void* out, int n_heads, int n_tokens, int head_dim, int ld,
+void heads_to_rows(ElemType wtype, const void* o, void* out, int n_heads, int n_tokens, int head_dim, int ld,
                    cudaStream_t stream) {
   const size_t total = static_cast<size_t>(n_heads) * n_tokens * head_dim;
   const int blocks = grid_for(total, 256);
-  if (wtype == DType::bf16)
+  if (wtype == ElemType::bf16)
     heads_to_rows_kernel<__nv_bfloat16><<<blocks, 256, 0, stream>>>(
         static_cast<const __nv_bfloat16*>(o), static_cast<__nv_bfloat16*>(out), n_heads, n_tokens, head_dim, ld);
   else

@@ -20,7 +20,7 @@
 
 #include <cstddef>
 
-#include "kernels/dtype.hpp"
+#include "kernels/elem_type.hpp"
 
 namespace atlas::kernels {
 
@@ -39,7 +39,7 @@ struct HeadPrep {
 };
 
 struct DecodeAttentionArgs {
-  DType wtype = DType::bf16;
+  ElemType wtype = ElemType::bf16;
   HeadPrep prep;
   const float* qkv = nullptr;  ///< [q_dim + 2 kv_dim] float32: q, then k, then v
   void* k_cache = nullptr;     ///< this layer's K [n_kv][max_seq][d]
@@ -65,17 +65,17 @@ void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream);
 /// Key slices per head for a context bucket of `bucket` keys (fixed per captured graph): about
 /// 32 keys per slice; at most 16 (cluster kernel) or 32 (split-K kernel, one slice per merge
 /// lane). ATLAS_ATTN_KEYS_PER_SPLIT=N overrides the 32 (A/B runs).
-int attention_decode_splits(DType wtype, int group, int head_dim, int bucket, int rope_dim = 0);
+int attention_decode_splits(ElemType wtype, int group, int head_dim, int bucket, int rope_dim = 0);
 /// The split-K kernel alone (any shape attention_decode takes; n_splits in [1, 32], the
 /// workspace and tickets of DecodeAttentionArgs are used). Tests and A/B runs.
 void attention_decode_split(const DecodeAttentionArgs& a, cudaStream_t stream);
 /// Sets the kernel's dynamic shared-memory limit (call once before capture).
-void attention_decode_prepare(DType wtype, int group, int head_dim, int chunk_cap, int rope_dim = 0);
+void attention_decode_prepare(ElemType wtype, int group, int head_dim, int chunk_cap, int rope_dim = 0);
 /// Dynamic shared memory one block needs.
-std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, DType wtype);
+std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, ElemType wtype);
 
 struct RopePrefillArgs {
-  DType wtype = DType::bf16;
+  ElemType wtype = ElemType::bf16;
   HeadPrep prep;
   const float* qkv = nullptr;  ///< [L][qkv_ld] float32
   int qkv_ld = 0;
@@ -91,11 +91,11 @@ void rope_prefill(const RopePrefillArgs& a, cudaStream_t stream);
 /// Causal softmax of scores S (float32 [rows][ld], already scaled) into P (weight type, same
 /// shape). Row r is query position pos0 + (r % n_query) and sees keys [0, that position]; every
 /// other column up to ld (masked keys, padding) gets 0.
-void causal_softmax(DType wtype, const float* s, void* p, int rows, int n_query, int ld, int pos0,
+void causal_softmax(ElemType wtype, const float* s, void* p, int rows, int n_query, int ld, int pos0,
                     cudaStream_t stream);
 
 /// Head-major O [n_heads][L][d] -> row-major [L][ld] (weight type).
-void heads_to_rows(DType wtype, const void* o, void* out, int n_heads, int n_tokens, int head_dim,
+void heads_to_rows(ElemType wtype, const void* o, void* out, int n_heads, int n_tokens, int head_dim,
                    int ld, cudaStream_t stream);
 
 }  // namespace atlas::kernels

@@ -409,7 +409,7 @@ using Kernel = void (*)(DecodeAttentionArgs);
 /// Query heads per block: 2 (1 for odd groups); a group of G takes G / 2 blocks per slice, each
 /// re-reading the head's K/V (from L2). Against four heads per block: twice the blocks and
 /// 147-149 registers instead of 190; qwen3-8b attention 202 -> 140 us per token on the H200
-/// (docs/PERF.md, session 3).
+/// (docs/PERF.md, "decode attention by thread-block clusters").
 int heads_per_block(int group) { return group % 2 == 0 ? 2 : 1; }
 
 template <typename W, int D>
@@ -418,10 +418,10 @@ Kernel pick_gb(int gb) {
 }
 
 /// The instantiation for a shape, or null where none exists.
-Kernel kernel_for(DType wtype, int group, int head_dim) {
+Kernel kernel_for(ElemType wtype, int group, int head_dim) {
   if (group < 1 || group > 8) return nullptr;
   const int gb = heads_per_block(group);
-  if (wtype == DType::bf16) {
+  if (wtype == ElemType::bf16) {
     if (head_dim == 64) return pick_gb<__nv_bfloat16, 64>(gb);
     if (head_dim == 128) return pick_gb<__nv_bfloat16, 128>(gb);
     if (head_dim == 256) return pick_gb<__nv_bfloat16, 256>(gb);
@@ -493,11 +493,11 @@ int max_cluster(Kernel k) {
 
 }  // namespace
 
-bool attention_decode_cluster_supported(DType wtype, int group, int head_dim) {
+bool attention_decode_cluster_supported(ElemType wtype, int group, int head_dim) {
   return kernel_for(wtype, group, head_dim) != nullptr && device_has_clusters();
 }
 
-int attention_decode_cluster_splits(DType wtype, int group, int head_dim, int bucket, int keys_per_split) {
+int attention_decode_cluster_splits(ElemType wtype, int group, int head_dim, int bucket, int keys_per_split) {
   const Kernel k = kernel_for(wtype, group, head_dim);
   const int limit = k != nullptr ? max_cluster(k) : 1;
   int s = 1;
@@ -505,7 +505,7 @@ int attention_decode_cluster_splits(DType wtype, int group, int head_dim, int bu
   return s;
 }
 
-void attention_decode_cluster_prepare(DType wtype, int group, int head_dim) {
+void attention_decode_cluster_prepare(ElemType wtype, int group, int head_dim) {
   if (Kernel k = kernel_for(wtype, group, head_dim)) max_cluster(k);
 }
 

@@ -28,14 +28,14 @@ namespace atlas::kernels {
 /// Whether this kernel takes the shape: head_dim 64/128/256 with 16-byte vectors per lane
 /// (head_dim / elements-per-vector <= 32), 1 to 8 query heads per KV head, and a device with
 /// thread-block clusters (compute capability >= 9.0).
-bool attention_decode_cluster_supported(DType wtype, int group, int head_dim);
+bool attention_decode_cluster_supported(ElemType wtype, int group, int head_dim);
 
 /// Key slices (= cluster size, a power of two <= the device's limit for the kernel, at most 16)
 /// for a context bucket of `bucket` keys: about `keys_per_split` keys per slice at short contexts.
-int attention_decode_cluster_splits(DType wtype, int group, int head_dim, int bucket, int keys_per_split = 32);
+int attention_decode_cluster_splits(ElemType wtype, int group, int head_dim, int bucket, int keys_per_split = 32);
 
 /// Kernel attributes (non-portable cluster size 16); call once before capture.
-void attention_decode_cluster_prepare(DType wtype, int group, int head_dim);
+void attention_decode_cluster_prepare(ElemType wtype, int group, int head_dim);
 
 /// a.n_splits must come from attention_decode_cluster_splits; part_o, part_ml, tickets and
 /// chunk_cap are not used.

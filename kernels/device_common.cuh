@@ -50,6 +50,16 @@ template <typename T> __device__ __forceinline__ float dot16(uint4 a, uint4 b, f
   return acc;
 }
 
+/// splitmix64's output function (Steele, Lea & Flood 2014; Vigna's splitmix64.c): a counter
+/// hash, the same on the device as on the host (engine/formats/synthetic_weights.hpp). The
+/// sampler's Gumbel noise and the synthetic weights draw from it.
+__device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -246,8 +246,8 @@ __global__ void __launch_bounds__(kThreads) flash_prefill_kernel(FlashPrefillArg
 
 }  // namespace
 
-bool flash_attention_prefill_supported(DType wtype, int head_dim) {
-  return wtype == DType::bf16 && (head_dim == 64 || head_dim == 128);
+bool flash_attention_prefill_supported(ElemType wtype, int head_dim) {
+  return wtype == ElemType::bf16 && (head_dim == 64 || head_dim == 128);
 }
 
 void flash_attention_prefill_prepare() {
@@ -258,7 +258,7 @@ void flash_attention_prefill_prepare() {
 }
 
 void flash_attention_prefill(const FlashPrefillArgs& a, cudaStream_t stream) {
-  if (!flash_attention_prefill_supported(DType::bf16, a.head_dim))
+  if (!flash_attention_prefill_supported(ElemType::bf16, a.head_dim))
     throw KernelError("flash_attention_prefill: head_dim " + std::to_string(a.head_dim) + " not supported (64 or 128)");
   if (a.n_kv_heads <= 0 || a.n_heads % a.n_kv_heads != 0)
     throw KernelError("flash_attention_prefill: n_heads " + std::to_string(a.n_heads) +

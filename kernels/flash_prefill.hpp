@@ -9,7 +9,7 @@
 // and the L x keys score matrix never leaves the SM.
 #include <cuda_runtime_api.h>
 
-#include "kernels/dtype.hpp"
+#include "kernels/elem_type.hpp"
 
 namespace atlas::kernels {
 
@@ -28,7 +28,7 @@ struct FlashPrefillArgs {
 };
 
 /// Whether flash_attention_prefill handles this weight type and head size (bf16; d = 64 or 128).
-bool flash_attention_prefill_supported(DType wtype, int head_dim);
+bool flash_attention_prefill_supported(ElemType wtype, int head_dim);
 
 /// Sets the kernels' shared-memory opt-in (68 KiB at d = 128) on the current device. Call once
 /// per device before the first launch (cudaFuncSetAttribute is not a stream operation).

@@ -21,17 +21,17 @@ __global__ void output_gate_kernel(W* attn, int attn_ld, const float* gate, int 
 
 }  // namespace
 
-void attention_output_gate(DType wtype, void* attn, const float* gate, int n, cudaStream_t stream) {
+void attention_output_gate(ElemType wtype, void* attn, const float* gate, int n, cudaStream_t stream) {
   attention_output_gate_rows(wtype, attn, n, gate, n, n, 1, stream);
 }
 
-void attention_output_gate_rows(DType wtype, void* attn, int attn_ld, const float* gate, int gate_ld, int width,
+void attention_output_gate_rows(ElemType wtype, void* attn, int attn_ld, const float* gate, int gate_ld, int width,
                                 int n_rows, cudaStream_t stream) {
   if (n_rows < 1 || n_rows > 65535 || (n_rows > 1 && (attn_ld < width || gate_ld < width)))
     throw KernelError("attention_output_gate_rows: " + std::to_string(n_rows) + " rows of " + std::to_string(width) +
                       " (attn_ld " + std::to_string(attn_ld) + ", gate_ld " + std::to_string(gate_ld) + ")");
   const dim3 grid((width + 255) / 256, n_rows);
-  if (wtype == DType::bf16)
+  if (wtype == ElemType::bf16)
     output_gate_kernel<<<grid, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(attn), attn_ld, gate, gate_ld, width);
   else
     output_gate_kernel<<<grid, 256, 0, stream>>>(static_cast<float*>(attn), attn_ld, gate, gate_ld, width);

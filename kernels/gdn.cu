@@ -111,7 +111,7 @@ void gdn_recurrence_decode(const GdnRecurrenceArgs& a, cudaStream_t stream) {
     throw KernelError("gdn_recurrence_decode: needs k_dim, v_dim <= 1024 and v_heads a multiple of k_heads");
   const int threads = (s.v_dim + 31) / 32 * 32;
   const size_t smem = 2 * sizeof(float) * s.k_dim;
-  if (a.wtype == DType::bf16) gdn_recurrence_kernel<__nv_bfloat16><<<s.v_heads, threads, smem, stream>>>(a);
+  if (a.wtype == ElemType::bf16) gdn_recurrence_kernel<__nv_bfloat16><<<s.v_heads, threads, smem, stream>>>(a);
   else gdn_recurrence_kernel<float><<<s.v_heads, threads, smem, stream>>>(a);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }

@@ -13,7 +13,7 @@
 // replaying a captured step is bit-identical to launching it eagerly.
 #include <cuda_runtime_api.h>
 
-#include "kernels/dtype.hpp"
+#include "kernels/elem_type.hpp"
 
 // GdnShape's sizes are used by host code and by the kernels.
 #ifdef __CUDACC__
@@ -50,7 +50,7 @@ void gdn_conv_decode(const GdnConvArgs& a, cudaStream_t stream);
 
 struct GdnRecurrenceArgs {
   GdnShape shape;
-  DType wtype = DType::bf16;     ///< type of `out`
+  ElemType wtype = ElemType::bf16;     ///< type of `out`
   const float* conv = nullptr;   ///< [n_tokens][conv_ld]: q [key_dim] | k [key_dim] | v [value_dim] after conv + SiLU
   const float* proj = nullptr;   ///< [n_tokens][proj_ld]: the in_proj output (z at conv_dim, b after z, a after b)
   const float* a_neg = nullptr;  ///< float32 [v_heads]: -exp(A_log)

@@ -250,7 +250,8 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
 // registers allow (ncu on the register version: 2 blocks/SM, ~2/3 of warp time stalled on
 // loads, ~50% of DRAM bandwidth).
 // A 64 KiB ring per block (3 blocks per SM) measured best on the H200 against 48 and 32 KiB
-// rings with 3 or 2 blocks per SM (docs/PERF.md, session 3).
+// rings with 3 or 2 blocks per SM (docs/PERF.md, "decode attention by thread-block clusters":
+// GEMV ring size and residency).
 constexpr int kStages = 4;  // ring depth (items in flight per lane: kStages - 1 ahead + current)
 constexpr int kChunk = 2;   // 16-byte vectors per row per lane per item
 
@@ -320,8 +321,8 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   // - more: all but the last item, at most the ring's kStages - 1.
   // qwen3-0.6b (1-2 items per block in every layer GEMV): 1,387-1,399 tok/s with 3 items
   // before the wait, 1,476-1,487 with 1, 1,507-1,508 with half of one; qwen3-8b (8+ items)
-  // keeps 3 (docs/PERF.md, session 5). early_items forces a count (> 0) or the half item
-  // (kHalfFirstItem) for every block (A/B knob ATLAS_GEMV_PROLOGUE).
+  // keeps 3 (docs/PERF.md, "GEMV prologue split kept"). early_items forces a count (> 0) or
+  // the half item (kHalfFirstItem) for every block (A/B knob ATLAS_GEMV_PROLOGUE).
   const bool half = early_items == kHalfFirstItem || (early_items == 0 && items <= 2);
   const int early = half ? 1 : early_items > 0 ? min(early_items, kStages - 1) : max(1, min(kStages - 1, items - 1));
   if (half) {
@@ -596,7 +597,7 @@ void set_smem(int max_ld) {
 void gemv(const GemvArgs& a, cudaStream_t stream) {
   if (a.ld % 8 != 0 || a.ld < a.k) throw KernelError("gemv: ld must be a multiple of 8 and >= k");
   if (a.output == GemvOutput::swiglu && a.rows % 2 != 0) throw KernelError("gemv: swiglu needs an even row count");
-  if (a.wtype == DType::bf16) dispatch<__nv_bfloat16>(a, stream);
+  if (a.wtype == ElemType::bf16) dispatch<__nv_bfloat16>(a, stream);
   else dispatch<float>(a, stream);
 }
 

@@ -4,7 +4,7 @@
 // Memory-bound: one pass over W is the floor (bytes = rows * ld * sizeof(W)).
 #include <cuda_runtime_api.h>
 
-#include "kernels/dtype.hpp"
+#include "kernels/elem_type.hpp"
 
 namespace atlas::kernels {
 
@@ -22,7 +22,7 @@ enum class GemvOutput {
 };
 
 struct GemvArgs {
-  DType wtype = DType::bf16;
+  ElemType wtype = ElemType::bf16;
   const void* w = nullptr;  ///< [rows][ld]
   int rows = 0;
   int k = 0;                ///< logical input length

@@ -50,6 +50,13 @@ void launch_pdl_clusters(void (*kernel)(Params...), dim3 grid, dim3 block, size_
   ATLAS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
+/// Blocks of `threads` for a grid-stride loop over n elements: one element a thread, capped
+/// (65535 * 32 blocks) so the grid stays within limits; the loop covers the rest.
+inline int grid_stride_blocks(size_t n, int threads) {
+  const size_t b = (n + threads - 1) / threads;
+  return static_cast<int>(b < 65535u * 32u ? b : 65535u * 32u);
+}
+
 template <typename... Params, typename... Args>
 void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Args&&... args) {
   launch_pdl_clusters(kernel, grid, block, smem, stream, 0u, std::forward<Args>(args)...);

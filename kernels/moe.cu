@@ -181,7 +181,7 @@ void moe_gate_up(const MoeArgs& a, cudaStream_t stream) {
   check(a, "moe_gate_up");
   const int rows = std::max(a.routed.hidden, a.shared.gate_up ? a.shared.hidden : 0);
   const dim3 grid((rows + kWarps - 1) / kWarps, a.k + (a.shared.gate_up ? 1 : 0), a.n_tokens);
-  if (a.wtype == DType::bf16) moe_gate_up_kernel<__nv_bfloat16><<<grid, kWarps * 32, 0, stream>>>(a);
+  if (a.wtype == ElemType::bf16) moe_gate_up_kernel<__nv_bfloat16><<<grid, kWarps * 32, 0, stream>>>(a);
   else moe_gate_up_kernel<float><<<grid, kWarps * 32, 0, stream>>>(a);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }
@@ -189,7 +189,7 @@ void moe_gate_up(const MoeArgs& a, cudaStream_t stream) {
 void moe_down(const MoeArgs& a, cudaStream_t stream) {
   check(a, "moe_down");
   const dim3 grid((a.dim + kWarps - 1) / kWarps, a.n_tokens);
-  if (a.wtype == DType::bf16) moe_down_kernel<__nv_bfloat16><<<grid, kWarps * 32, 0, stream>>>(a);
+  if (a.wtype == ElemType::bf16) moe_down_kernel<__nv_bfloat16><<<grid, kWarps * 32, 0, stream>>>(a);
   else moe_down_kernel<float><<<grid, kWarps * 32, 0, stream>>>(a);
   ATLAS_CUDA_CHECK(cudaGetLastError());
 }

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-#include "kernels/dtype.hpp"
+#include "kernels/elem_type.hpp"
 
 namespace atlas::kernels {
 
@@ -49,7 +49,7 @@ struct MoeExperts {
 };
 
 struct MoeArgs {
-  DType wtype = DType::bf16;
+  ElemType wtype = ElemType::bf16;
   int dim = 0, ld_in = 0;         ///< model dim and its padded row stride
   int k = 0;                      ///< selected experts
   MoeExperts routed;

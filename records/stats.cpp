@@ -147,6 +147,7 @@ double percentile(std::span<const double> x, double p) {
 }
 
 double median(std::span<const double> x) { return percentile(x, 50.0); }
+double median_or(std::span<const double> x, double if_empty) { return x.empty() ? if_empty : median(x); }
 
 double mean(std::span<const double> x) {
   if (x.empty()) return kNaN;

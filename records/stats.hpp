@@ -14,6 +14,9 @@ namespace atlas::records::stats {
 
 /// Median (= percentile 50). NaN for empty input. Throws RecordError when a sample is NaN.
 double median(std::span<const double> x);
+/// median(x), or `if_empty` for empty input: for a figure printed or recorded as a number even
+/// when nothing was sampled (a mode that timed no step, a benchmark run with no repetitions).
+double median_or(std::span<const double> x, double if_empty);
 
 /// p in [0,100]; linear interpolation between closest ranks (Hyndman & Fan type 7, numpy's
 /// default 'linear'): with x sorted, h = (n-1)·p/100, result = x[⌊h⌋] + (h-⌊h⌋)·(x[⌊h⌋+1]-x[⌊h⌋]).

@@ -27,7 +27,7 @@ if [ $rb -ne 0 ] || [ $rh -ne 0 ]; then echo "build failed: base $rb head $rh"; 
 date -u | tee "$OUT/ab-trees.txt"
 for r in $(seq 1 "$ROUNDS"); do
   for side in base head; do
-    bin="$HERE/build-gpu/suites/atlas-cuda-bench"; [ $side = base ] && bin="$BASE/build-gpu/suites/atlas-cuda-bench"
+    bin=$(cuda_bench_bin "$HERE/build-gpu"); [ $side = base ] && bin=$(cuda_bench_bin "$BASE/build-gpu")
     echo "## round $r $side" | tee -a "$OUT/ab-trees.txt"
     "$bin" "${bench_args[@]}" --out "$OUT/ab-$side-$r.json" > "$OUT/ab-$side-$r.log" 2>&1 ||
       { echo "   failed (exit $?): $(tail -1 "$OUT/ab-$side-$r.log")" | tee -a "$OUT/ab-trees.txt"; continue; }

@@ -29,7 +29,7 @@ for s in "${settings[@]}"; do
   i=$((i + 1))
   read -r -a env_args <<< "$s"
   echo "## $i: ${s:-defaults}" | tee -a "$OUT/ab.txt"
-  env "${env_args[@]}" "$BUILD/suites/atlas-cuda-bench" "${bench_args[@]}" --out "$OUT/ab-$i.json" > "$OUT/ab-$i.log" 2>&1 ||
+  env "${env_args[@]}" "$BUILD/tools/atlas-cuda-bench" "${bench_args[@]}" --out "$OUT/ab-$i.json" > "$OUT/ab-$i.log" 2>&1 ||
     { echo "   failed (exit $?): $(tail -1 "$OUT/ab-$i.log")" | tee -a "$OUT/ab.txt"; continue; }
   grep "graph decode" "$OUT/ab-$i.log" | awk '{gsub(/\)/, "", $13); printf "   %-11s %8s tok/s  %6s of roofline  ITL p50 %s us\n", $1, $5, $13, $16}' | tee -a "$OUT/ab.txt"
 done

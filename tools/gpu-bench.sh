@@ -50,7 +50,7 @@ grep -E "ERROR|FAILED|test cases|assertions|MESSAGE|relative L2|greedy tokens|lo
 
 log "decode benchmark"
 # shellcheck disable=SC2086  # BENCH_ARGS holds several options: split on purpose
-"$BUILD/suites/atlas-cuda-bench" --out "$OUT/cuda-bench.json" ${BENCH_ARGS:-} 2>&1 | tee -a "$OUT/summary.txt"
+"$BUILD/tools/atlas-cuda-bench" --out "$OUT/cuda-bench.json" ${BENCH_ARGS:-} 2>&1 | tee -a "$OUT/summary.txt"
 
 log "decode-anatomy suite through atlas-bench (CUDA backend, CUPTI source, stories260K)"
 "$BUILD/tools/atlas-bench" --data-dir "$DATA" run --suite decode-anatomy --backend cuda --no-store --format markdown \

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Sourced by tools/gpu-bench.sh and tools/gpu-ab.sh: configures and builds the CUDA targets.
 #   gpu_build OUT DATA DEPS TARGET...
+#   cuda_bench_bin BUILD_DIR   prints the path of atlas-cuda-bench in a build directory
 # BUILD (default build-gpu) and JOBS (default nproc) come from the environment. DEPS: a folder
 # with include/{nlohmann,CLI,doctest,openssl} (and lib/libcrypto.so.3 when the machine has none),
 # for GPU boxes without the Debian -dev packages; may be empty. Logs go to OUT/build.log; returns 3
@@ -22,4 +23,14 @@ gpu_build() {
   cmake "${args[@]}" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 3; }
   cmake --build "$build" -j "$jobs" --target "$@" >> "$out/build.log" 2>&1 ||
     { grep -E "error|FAILED" "$out/build.log" | head -40; return 3; }
+}
+
+# atlas-cuda-bench is BUILD_DIR/tools/atlas-cuda-bench; a base tree older than its move to
+# tools/cuda-bench/ (an A/B against an earlier commit) built it as BUILD_DIR/suites/atlas-cuda-bench.
+cuda_bench_bin() {
+  if [ -x "$1/tools/atlas-cuda-bench" ] || [ ! -x "$1/suites/atlas-cuda-bench" ]; then
+    echo "$1/tools/atlas-cuda-bench"
+  else
+    echo "$1/suites/atlas-cuda-bench"
+  fi
 }

@@ -38,7 +38,7 @@ grep -E "ERROR|FAILED|test cases|assertions|skipped" "$OUT/gpu-tests.log" | head
 if [ -n "$BASE" ]; then wait "$pb" || echo "base build failed" | tee -a "$OUT/summary.txt"; fi
 for r in $([ -n "$BASE" ] && echo 1 2); do
   for side in base head; do
-    bin="build-gpu/suites/atlas-cuda-bench"; [ $side = base ] && bin="$BASE/build-gpu/suites/atlas-cuda-bench"
+    bin=$(cuda_bench_bin build-gpu); [ $side = base ] && bin=$(cuda_bench_bin "$BASE/build-gpu")
     [ -x "$bin" ] || continue
     echo "== $side round $r" >> "$OUT/ab.txt"
     timeout 120 "$bin" --models qwen3-0.6b,qwen3-8b --repeats 3 --no-anatomy 2>&1 | grep -E "tok/s|TTFT|ttft" >> "$OUT/ab.txt"
@@ -47,7 +47,7 @@ done
 cat "$OUT/ab.txt" 2>/dev/null
 [ "${HYBRID_BENCH:-1}" = 0 ] && exit 0
 echo "== hybrid decode bench" | tee -a "$OUT/summary.txt"
-timeout 200 build-gpu/suites/atlas-cuda-bench --models qwen3-next-tiny,qwen3-next-e64 --repeats 3 --ttft-prompt 0 \
+timeout 200 build-gpu/tools/atlas-cuda-bench --models qwen3-next-tiny,qwen3-next-e64 --repeats 3 --ttft-prompt 0 \
   --anatomy-tokens 32 --out "$OUT/hybrid-bench.json" > "$OUT/hybrid-bench.txt" 2>&1
 echo "hybrid bench exit $?" | tee -a "$OUT/summary.txt"
 tail -40 "$OUT/hybrid-bench.txt"

@@ -83,7 +83,7 @@ class CudaBackend final : public Backend {
 
   static cuda::DecoderOptions decoder_options(const BackendOptions& opts) {
     cuda::DecoderOptions d;
-    d.wtype = opts.fp32 ? kernels::DType::f32 : kernels::DType::bf16;
+    d.wtype = opts.fp32 ? kernels::ElemType::f32 : kernels::ElemType::bf16;
     d.max_seq = opts.max_seq_len;  // 0: the model's, within the kernels' bound (CudaDecoder)
     d.graphs = opts.decode_graphs && !env_flag("ATLAS_NO_DECODE_GRAPHS");
     if (const char* v = std::getenv("ATLAS_CUDA_VETO_LAYER"); v && *v) d.veto_layer = std::atoi(v);

@@ -18,7 +18,7 @@
 
 namespace atlas::engine::cuda {
 
-using kernels::DType;
+using kernels::ElemType;
 using kernels::padded_ld;
 
 namespace {
@@ -189,7 +189,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   cublas_.create();
   ATLAS_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   ATLAS_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_ws_, cublas_ws_bytes_));
-  ATLAS_CUBLAS_CHECK(cublasSetMathMode(cublas_, opts_.wtype == DType::f32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
+  ATLAS_CUBLAS_CHECK(cublasSetMathMode(cublas_, opts_.wtype == ElemType::f32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
 
   // Kernel attributes before any capture (not stream operations).
   kernels::gemv_prepare(widest_gemv_input(c));
@@ -211,7 +211,7 @@ CudaDecoder::~CudaDecoder() = default;
 
 void CudaDecoder::layout(Arenas& a) {
   const ModelConfig& c = config_;
-  const std::size_t es = kernels::dtype_size(opts_.wtype);
+  const std::size_t es = kernels::elem_size(opts_.wtype);
   head_->layout(a);
   for (int l = 0; l < c.n_layers; ++l) {
     mixers_[static_cast<std::size_t>(l)]->layout(a);

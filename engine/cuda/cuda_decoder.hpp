@@ -32,14 +32,14 @@
 #include "engine/cuda/stream.hpp"
 #include "engine/model.hpp"
 #include "engine/recurrent_checkpoints.hpp"
-#include "kernels/elementwise.hpp"
 #include "kernels/logprobs.hpp"
+#include "kernels/sampling.hpp"
 #include "engine/stage.hpp"
 
 namespace atlas::engine::cuda {
 
 struct DecoderOptions {
-  kernels::DType wtype = kernels::DType::bf16;
+  kernels::ElemType wtype = kernels::ElemType::bf16;
   int max_seq = 0;            ///< KV capacity (tokens)
   bool graphs = true;         ///< capture/replay decode steps
   int veto_layer = -1;        ///< test hook (ATLAS_CUDA_VETO_LAYER): this layer refuses capture

@@ -5,11 +5,12 @@
 #include <utility>
 
 #include "engine/error.hpp"
-#include "kernels/elementwise.hpp"
+#include "kernels/convert.hpp"
+#include "kernels/synthetic_weights.hpp"
 
 namespace atlas::engine::cuda {
 
-using kernels::DType;
+using kernels::ElemType;
 
 namespace {
 
@@ -26,9 +27,9 @@ int chunk_rows(std::size_t staging_bytes, int cols) {
 
 }  // namespace
 
-Uploader::Uploader(DType t) : wtype_(t), staging_(kStagingBytes) {}
+Uploader::Uploader(ElemType t) : wtype_(t), staging_(kStagingBytes) {}
 
-Uploader::Uploader(DType t, std::map<std::string, SyntheticTensor> synthetic)
+Uploader::Uploader(ElemType t, std::map<std::string, SyntheticTensor> synthetic)
     : wtype_(t), synthetic_source_(true), synthetic_(std::move(synthetic)), staging_(kStagingBytes) {}
 
 const SyntheticTensor& Uploader::synthetic(const char* what, std::size_t values) const {
@@ -45,13 +46,13 @@ void Uploader::record(const char* what, const void* dst, std::size_t rows, std::
 }
 
 void Uploader::rows(const Weight& src, int rows, int cols, void* dst, int ld, int pitch, const char* what) {
-  const std::size_t count = static_cast<std::size_t>(rows) * cols, es = kernels::dtype_size(wtype_);
+  const std::size_t count = static_cast<std::size_t>(rows) * cols, es = kernels::elem_size(wtype_);
   record(what, dst, static_cast<std::size_t>(rows), static_cast<std::size_t>(ld) * es, static_cast<std::size_t>(pitch) * es);
   const SyntheticTensor* gen = synthetic_source_ ? &synthetic(what, count) : nullptr;
   if (gen != nullptr && gen->map != SyntheticTensor::Map::none)
     throw EngineError(std::string("cuda upload: tensor ") + what + " is a mapped (per-channel) tensor, uploaded as a matrix");
   if (gen == nullptr) check_count(src.size(), count, what);
-  if (gen == nullptr && src.dtype() == engine::DType::bf16 && wtype_ == DType::bf16) {
+  if (gen == nullptr && src.dtype() == engine::DType::bf16 && wtype_ == ElemType::bf16) {
     // The file's bf16 rows are the device's bf16 rows: one pitched copy straight from the
     // (mapped) file bytes, no float32 detour on the host or the device.
     ATLAS_CUDA_CHECK(cudaMemcpy2D(dst, static_cast<std::size_t>(pitch) * es, src.bytes().data(),
@@ -103,7 +104,7 @@ void Uploader::f32(const Weight& src, std::size_t n, float* dst, const char* wha
 
 void Uploader::gather_rows(const Weight& src, int src_rows, int cols, const std::vector<int>& row_order, void* dst,
                            int ld, const char* what) {
-  const std::size_t es = kernels::dtype_size(wtype_);
+  const std::size_t es = kernels::elem_size(wtype_);
   const int n_rows = static_cast<int>(row_order.size());
   record(what, dst, static_cast<std::size_t>(n_rows), static_cast<std::size_t>(ld) * es, static_cast<std::size_t>(ld) * es);
   const std::size_t count = static_cast<std::size_t>(src_rows) * cols;

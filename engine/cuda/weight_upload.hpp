@@ -14,7 +14,7 @@
 #include "engine/cuda/device_memory.hpp"
 #include "engine/formats/synthetic_weights.hpp"
 #include "engine/model.hpp"
-#include "kernels/dtype.hpp"
+#include "kernels/elem_type.hpp"
 
 namespace atlas::engine::cuda {
 
@@ -42,11 +42,11 @@ struct TensorDigest {
 class Uploader {
  public:
   /// From host tensors (the `src` of each call).
-  explicit Uploader(kernels::DType wtype);
+  explicit Uploader(kernels::ElemType wtype);
   /// From synthetic weights: each call's `src` is ignored (empty) and the tensor named `what`
   /// is generated. Throws EngineError at a call naming a tensor the table lacks.
-  Uploader(kernels::DType wtype, std::map<std::string, SyntheticTensor> synthetic);
-  kernels::DType wtype() const { return wtype_; }
+  Uploader(kernels::ElemType wtype, std::map<std::string, SyntheticTensor> synthetic);
+  kernels::ElemType wtype() const { return wtype_; }
   /// src [rows][cols] -> dst rows of `pitch` elements (zero padding up to ld). Throws EngineError naming `what` when src has the wrong number of values.
   void rows(const Weight& src, int rows, int cols, void* dst, int ld, int pitch, const char* what);
   /// float32 values (small per-channel tensors the kernels read in float32).
@@ -62,7 +62,7 @@ class Uploader {
   static constexpr std::size_t kStagingBytes = 64u << 20;
   const SyntheticTensor& synthetic(const char* what, std::size_t values) const;
   void record(const char* what, const void* dst, std::size_t rows, std::size_t row_bytes, std::size_t pitch_bytes);
-  kernels::DType wtype_;
+  kernels::ElemType wtype_;
   bool synthetic_source_ = false;
   std::map<std::string, SyntheticTensor> synthetic_;
   DeviceBuffer staging_;

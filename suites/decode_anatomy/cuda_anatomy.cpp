@@ -8,17 +8,12 @@
 #include <vector>
 
 #include "engine/cuda/cuda_decoder.hpp"
+#include "records/stats.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 #include "suites/decode_anatomy/cupti_kernel_stages.hpp"
 
 namespace atlas::suites {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct TokenAnatomy {
   double wall_us = 0, gpu_span_us = 0, gpu_busy_us = 0, gpu_idle_us = 0, launch_latency_us = 0;
@@ -44,11 +39,12 @@ TokenAnatomy analyse(const TraceWindow& w, const GraphStageMap& graph, const std
   a.mallocs = w.runtime.mallocs + w.driver.mallocs;
   a.memsets = static_cast<double>(w.memsets);
   a.sync_records = static_cast<double>(w.sync_records);
-  for (const auto& c : w.copies) {
-    if (c.direction == CopyDirection::h2d) { a.h2d += 1; a.h2d_bytes += c.bytes; }
-    if (c.direction == CopyDirection::d2h) { a.d2h += 1; a.d2h_bytes += c.bytes; }
-    if (c.pageable) a.pageable += 1;
-  }
+  const CopyCounts copies = count_copies(w);
+  a.h2d = copies.h2d;
+  a.d2h = copies.d2h;
+  a.h2d_bytes = copies.h2d_bytes;
+  a.d2h_bytes = copies.d2h_bytes;
+  a.pageable = copies.pageable;
   if (!w.busy.empty()) {
     std::uint64_t first = w.busy.front().first, last = 0, busy = 0, cur_s = 0, cur_e = 0;
     for (const auto& [s, e] : w.busy) {
@@ -67,11 +63,9 @@ TokenAnatomy analyse(const TraceWindow& w, const GraphStageMap& graph, const std
     a.gpu_idle_us = a.gpu_span_us - a.gpu_busy_us;
     a.launch_latency_us = (first - w.t0) * 1e-3;
   }
-  const KernelStages ks = attribute_stages(w, graph, stages);
+  const WindowStageKernels ks = stage_kernels(w, graph, stages);
   a.attribution = ks.how;
-  const std::vector<double> ns = exclusive_kernel_ns(w);
-  for (std::size_t i = 0; i < w.kernels.size(); ++i)
-    a.stage_us[ks.stage.empty() ? "unattributed" : std::string(engine::to_string(ks.stage[i]))] += ns[i] * 1e-3;
+  for (const auto& [name, k] : ks.by_stage) a.stage_us[name] = k.ns * 1e-3;
   return a;
 }
 
@@ -79,7 +73,7 @@ nlohmann::json summarise(const std::vector<TokenAnatomy>& toks, double floor_us)
   auto med = [&](auto field) {
     std::vector<double> v;
     for (const auto& t : toks) v.push_back(field(t));
-    return median(v);
+    return records::stats::median_or(v, 0.0);
   };
   nlohmann::json j;
   j["tokens"] = toks.size();
@@ -135,7 +129,7 @@ nlohmann::json run_cuda_decode_anatomy(const engine::ModelConfig& config, const 
   model.source.preset = config.name;
   model.source.seed = 42;
   engine::cuda::DecoderOptions o;
-  o.wtype = opts.bf16 ? kernels::DType::bf16 : kernels::DType::f32;
+  o.wtype = opts.bf16 ? kernels::ElemType::bf16 : kernels::ElemType::f32;
   o.max_seq = opts.prompt_tokens + 2 * opts.new_tokens + 8;
   engine::cuda::CudaDecoder dec(model, o, 42);
   std::vector<int> prompt(opts.prompt_tokens);

@@ -8,7 +8,7 @@
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/stage.hpp"
-#include "suites/decode_anatomy/cuda_decode_bench.hpp"
+#include "suites/decode_anatomy/cuda_copy_bandwidth.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 #include "suites/decode_anatomy/cupti_kernel_stages.hpp"
 #include "suites/decode_anatomy/host_event_stages.hpp"
@@ -132,26 +132,21 @@ class CuptiAnatomySource final : public AnatomySource {
       return by[n] = s;
     };
     for (const auto& w : windows) {
-      const KernelStages ks = attribute_stages(w, graph, stages);
+      const WindowStageKernels ks = stage_kernels(w, graph, stages);
       ++attribution_[std::string(to_string(ks.how))];
-      const std::vector<double> ns = exclusive_kernel_ns(w);
-      for (std::size_t i = 0; i < w.kernels.size(); ++i) {
-        const auto& k = w.kernels[i];
-        StageAnatomy& s = stage(ks.stage.empty() ? "unattributed" : std::string(engine::to_string(ks.stage[i])));
-        *s.time_ns += ns[i];
-        *s.calls += 1;
-        *s.launches += 1;
-        if (k.graph_id != 0) *s.graph_launches += 1;
+      for (const auto& [name, k] : ks.by_stage) {
+        StageAnatomy& s = stage(name);
+        *s.time_ns += k.ns;
+        *s.calls += k.kernels;
+        *s.launches += k.kernels;
+        *s.graph_launches += k.graph_kernels;
       }
       // The step's H2D copy carries the token id and position the embedding reads; its D2H copy
       // and final host sync return the sampled token; a block's own copies and syncs (host
       // routing) go to the stage that asked for them, as the engine's tape recorded.
-      int h2d = 0, d2h = 0;
-      for (const auto& c : w.copies) {
-        h2d += c.direction == CopyDirection::h2d;
-        d2h += c.direction == CopyDirection::d2h;
-      }
-      for (const auto& [name, n] : charge_host_events(h2d, d2h, static_cast<int>(w.runtime.syncs), tape_events)) {
+      const CopyCounts copies = count_copies(w);
+      for (const auto& [name, n] :
+           charge_host_events(copies.h2d, copies.d2h, static_cast<int>(w.runtime.syncs), tape_events)) {
         StageAnatomy& s = stage(name);
         *s.copies_h2d += n.copies_h2d;
         *s.copies_d2h += n.copies_d2h;

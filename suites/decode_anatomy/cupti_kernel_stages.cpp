@@ -67,5 +67,20 @@ std::vector<double> exclusive_kernel_ns(const TraceWindow& w) {
   return ns;
 }
 
+WindowStageKernels stage_kernels(const TraceWindow& w, const GraphStageMap& graph,
+                                 const std::vector<engine::Stage>& launch_order) {
+  const KernelStages ks = attribute_stages(w, graph, launch_order);
+  const std::vector<double> ns = exclusive_kernel_ns(w);
+  WindowStageKernels out;
+  out.how = ks.how;
+  for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+    StageKernels& s = out.by_stage[ks.stage.empty() ? "unattributed" : std::string(engine::to_string(ks.stage[i]))];
+    s.ns += ns[i];
+    s.kernels += 1;
+    if (w.kernels[i].graph_id != 0) s.graph_kernels += 1;
+  }
+  return out;
+}
+
 }  // namespace atlas::suites
 #endif  // ATLAS_HAVE_CUDA

@@ -4,6 +4,8 @@
 // node in the executable graph; the tracer maps those clones back to the captured nodes).
 // Eager steps: by launch order, which is the order the decoder enqueued its stages in.
 #include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -46,5 +48,22 @@ KernelStages attribute_stages(const TraceWindow& w, const GraphStageMap& graph,
 /// kernel starts while its predecessor drains, so a kernel counts from max(its start, the
 /// latest end before it) to its end, and overlapping time is counted once.
 std::vector<double> exclusive_kernel_ns(const TraceWindow& w);
+
+/// A stage's kernels in one window.
+struct StageKernels {
+  double ns = 0;          ///< exclusive GPU time (exclusive_kernel_ns)
+  int kernels = 0;
+  int graph_kernels = 0;  ///< of them, kernels of a replayed graph
+};
+struct WindowStageKernels {
+  std::map<std::string, StageKernels> by_stage;  ///< stage name, or "unattributed"
+  StageAttribution how = StageAttribution::none;
+};
+/// A window's kernels charged to their stages (attribute_stages, then exclusive_kernel_ns);
+/// "unattributed" holds them all when no attribution applies. The one reading of a window's
+/// kernels by stage: the decode-anatomy suite's CUPTI source and atlas-cuda-bench's anatomy
+/// (cuda_anatomy.cpp) both use it.
+WindowStageKernels stage_kernels(const TraceWindow& w, const GraphStageMap& graph,
+                                 const std::vector<engine::Stage>& launch_order);
 
 }  // namespace atlas::suites

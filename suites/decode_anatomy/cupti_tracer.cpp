@@ -137,6 +137,16 @@ void CUPTIAPI on_api(void* userdata, CUpti_CallbackDomain domain, CUpti_Callback
 
 }  // namespace
 
+CopyCounts count_copies(const TraceWindow& w) {
+  CopyCounts n;
+  for (const auto& c : w.copies) {
+    if (c.direction == CopyDirection::h2d) { n.h2d += 1; n.h2d_bytes += static_cast<double>(c.bytes); }
+    if (c.direction == CopyDirection::d2h) { n.d2h += 1; n.d2h_bytes += static_cast<double>(c.bytes); }
+    if (c.pageable) n.pageable += 1;
+  }
+  return n;
+}
+
 std::string short_kernel_name(std::string_view name) {
   int status = 0;
   const std::string raw(name);

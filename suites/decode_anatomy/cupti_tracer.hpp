@@ -52,6 +52,14 @@ struct TraceWindow {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  ///< all GPU activity intervals
 };
 
+/// A window's traced copies by direction (d2d and other copies are not counted here).
+struct CopyCounts {
+  int h2d = 0, d2h = 0;
+  double h2d_bytes = 0, d2h_bytes = 0;
+  int pageable = 0;  ///< copies of any direction whose host side is pageable
+};
+CopyCounts count_copies(const TraceWindow& w);
+
 /// A kernel's readable name: demangled, without namespaces, return type or parameter list
 /// ("flash_prefill_kernel<128>"); names that do not demangle (cuBLAS's) come back as they are.
 std::string short_kernel_name(std::string_view name);

@@ -128,9 +128,6 @@ std::string column_name(const ModeTotals& m) {
   return m.mode + " (no effect: vetoed by " + who + ")";
 }
 
-/// records::stats::median, the one median of every record; 0 where a mode timed no step.
-double median_of(const std::vector<double>& v) { return v.empty() ? 0.0 : records::stats::median(v); }
-
 /// The seed's first experiment: the same decode step replayed as a graph and launched eagerly,
 /// one column per mode, per generated token.
 Table modes_side_by_side(const std::vector<ModeTotals>& totals) {
@@ -157,7 +154,8 @@ Table modes_side_by_side(const std::vector<ModeTotals>& totals) {
       return v && m.tokens > 0 ? fmt_fixed(*v / m.tokens, decimals) : std::string("n/a");
     };
   };
-  row("wall µs, counters off (median)", [](const ModeTotals& m) { return fmt_fixed(median_of(m.plain_us), 2); });
+  row("wall µs, counters off (median)",
+      [](const ModeTotals& m) { return fmt_fixed(records::stats::median_or(m.plain_us, 0.0), 2); });
   row("wall µs, traced", [](const ModeTotals& m) { return m.tokens > 0 ? fmt_fixed(m.wall_ns / m.tokens / 1e3, 2) : "n/a"; });
   row("kernels", per_token(&StageAnatomy::launches, 2));
   row("of them replayed from a graph", per_token(&StageAnatomy::graph_launches, 2));
@@ -180,7 +178,7 @@ void add_roofline(records::SuiteResult& r, AnatomySource& source, const DecodeAn
   const int kv_len = cfg.prompt_tokens + 1 + cfg.decode_tokens / 2;  // the run's middle step
   const auto roof = source.roofline(kv_len);
   if (!roof || roof->bytes_per_token <= 0 || own.plain_us.empty()) return;
-  const double us = median_of(own.plain_us);
+  const double us = records::stats::median_or(own.plain_us, 0.0);
   const double achieved = roof->bytes_per_token / (us * 1e-6);
   const double fraction = roof->bandwidth_bytes_per_s > 0 ? achieved / roof->bandwidth_bytes_per_s : 0.0;
   metric(r, "bytes_per_token", "bytes", Better::lower, MetricKind::counted,

@@ -147,7 +147,7 @@ TEST_CASE("qwen3-next-tiny: graph replay == eager bit for bit; 1 graph launch, 1
   ATLAS_REQUIRE_GPU();
   for (const bool fp32 : {false, true}) {
     const engine::Model m = tiny_hybrid(1024);
-    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::DType::f32 : kernels::DType::bf16, 1024);
+    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::ElemType::f32 : kernels::ElemType::bf16, 1024);
     CudaDecoder g(m, o);
     o.graphs = false;
     CudaDecoder e(m, o);
@@ -175,13 +175,12 @@ TEST_CASE("qwen3-next-tiny: graph replay == eager bit for bit; 1 graph launch, 1
     CHECK(cg.host_syncs == steps);
     CHECK(cg.h2d_copies == steps);
     CHECK(cg.d2h_copies == 2 * steps);  // token + the logits asked for here
-    // The blocks' launches per step: embed; per gated_deltanet 4, per gated_attention 4, per
-    // moe 5; lm_head and sample.
-    int expect = 3;
-    for (int l = 0; l < m.config.n_layers; ++l)
-      expect += 4 + 5;  // gated_deltanet and gated_attention both launch 4
-    CHECK(g.step_kernel_stages().size() == static_cast<std::size_t>(expect));
-    CHECK(e.counters().kernel_launches == static_cast<std::int64_t>(steps) * expect);
+    // The blocks' launches per step, from the model's layer kinds (gated_deltanet 4,
+    // gated_attention 4, moe 5, and the head's 3).
+    const std::vector<engine::Stage> expect = expected_decode_kernel_stages(m.config);
+    CHECK(g.step_kernel_stages().size() == expect.size());
+    CHECK(g.step_kernel_stages() == expect);
+    CHECK(e.counters().kernel_launches == static_cast<std::int64_t>(steps) * static_cast<std::int64_t>(expect.size()));
     CHECK(g.step_kernel_stages() == e.step_kernel_stages());
   }
 }
@@ -190,7 +189,7 @@ TEST_CASE("qwen3-next-tiny: chunked prefill (GEMMs, the recurrence inside one la
   ATLAS_REQUIRE_GPU();
   for (const bool fp32 : {true, false}) {
     const engine::Model m = tiny_hybrid(1024);
-    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::DType::f32 : kernels::DType::bf16, 1024);
+    engine::cuda::DecoderOptions o = decoder_options(fp32 ? kernels::ElemType::f32 : kernels::ElemType::bf16, 1024);
     o.max_prefill_chunk = 64;  // a 300-token prompt in five chunks, the last one partial
     CudaDecoder chunked(m, o);
     o.chunked_prefill = false;
@@ -260,13 +259,13 @@ TEST_CASE("qwen3-next-tiny: chunked prefill (GEMMs, the recurrence inside one la
 TEST_CASE("qwen3-next-tiny: a vetoed layer is named with its kind and turns decode eager, same tokens") {
   ATLAS_REQUIRE_GPU();
   const engine::Model m = tiny_hybrid(512);
-  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 512);
+  engine::cuda::DecoderOptions o = decoder_options(kernels::ElemType::bf16, 512);
   CudaDecoder g(m, o);
   o.veto_layer = 0;
   CudaDecoder v(m, o);
   const auto vetoes = v.vetoes();
   REQUIRE(vetoes.size() == 1);
-  CHECK(vetoes[0].layer == "blk.0.gated_deltanet");
+  CHECK(vetoes[0].layer == std::string("blk.0.") + engine::to_string(m.config.block(0).mixer));  // layer 0's mixer
   CHECK(!v.graphs_enabled());
   std::vector<int> prompt = {1, 2, 3, 4};
   int a = g.run(prompt, 0, false), b = v.run(prompt, 0, false);
@@ -310,15 +309,19 @@ TEST_CASE("qwen3-next-tiny on CUDA: prefix reuse resumes from a recurrent-state 
 TEST_CASE("qwen3-next-tiny: MoE routing on the host vetoes capture per moe layer, adds its syncs and copies, same bits") {
   ATLAS_REQUIRE_GPU();
   const engine::Model m = tiny_hybrid(512);
-  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 512);
+  engine::cuda::DecoderOptions o = decoder_options(kernels::ElemType::bf16, 512);
   // Both prefill the prompt in one chunk: host routing there too (one D2H, sync and H2D per moe
   // layer per chunk), so the bits must stay equal from the prompt on.
   CudaDecoder dev(m, o);
   o.moe_host_routing = true;
   CudaDecoder host(m, o);
   const auto vetoes = host.vetoes();
-  REQUIRE(vetoes.size() == static_cast<std::size_t>(m.config.n_layers));  // every layer's ffn is moe
-  CHECK(vetoes[0].layer == "blk.0.moe");
+  const std::int64_t moe = moe_layers(m.config);
+  REQUIRE(moe > 0);  // so the counts below can fail
+  REQUIRE(vetoes.size() == static_cast<std::size_t>(moe));  // one per moe layer
+  int first_moe = 0;
+  while (m.config.block(first_moe).ffn != engine::FfnKind::moe) ++first_moe;
+  CHECK(vetoes[0].layer == "blk." + std::to_string(first_moe) + ".moe");
   CHECK(vetoes[0].reason.find("ATLAS_MOE_HOST_ROUTING") != std::string::npos);
   CHECK(!host.graphs_enabled());
   std::vector<int> prompt = {9, 8, 7, 6, 5};
@@ -333,7 +336,6 @@ TEST_CASE("qwen3-next-tiny: MoE routing on the host vetoes capture per moe layer
     b = host.run(std::span<const int>(&b, 1), 5 + s, true);
     REQUIRE(std::memcmp(la.data(), host.logits().data(), la.size() * sizeof(float)) == 0);
   }
-  const std::int64_t moe = m.config.n_layers;
   CHECK(dev.counters().host_syncs == steps);
   CHECK(host.counters().host_syncs == steps * (1 + moe));
   CHECK(host.counters().d2h_copies == steps * (2 + moe));  // token, logits asked for, router logits per layer
@@ -470,7 +472,7 @@ TEST_CASE("a model too large for the GPU is refused at load with the bytes neede
   engine::Model m;
   m.config = engine::find_preset("qwen3-next-80b-a3b").config;  // ~160 GB in bf16
   m.config.max_seq_len = 4096;
-  engine::cuda::DecoderOptions o = decoder_options(kernels::DType::bf16, 4096);
+  engine::cuda::DecoderOptions o = decoder_options(kernels::ElemType::bf16, 4096);
   CHECK_THROWS_WITH_AS(CudaDecoder(m, o, 1), doctest::Contains("of device memory (weights"), atlas::Error);
 }
 

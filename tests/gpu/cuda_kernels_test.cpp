@@ -16,6 +16,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/flash_prefill.hpp"
 #include "kernels/gemv.hpp"
+#include "kernels/sampling.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 
 using namespace atlas;
@@ -76,14 +77,14 @@ TEST_CASE("bf16 GEMV at 8B shapes: RMSNorm prologue with residual-add / SwiGLU e
       for (int c = 0; c < k; ++c) a += w[static_cast<std::size_t>(r) * ld + c] * xn[c];
       dot[r] = a;
     }
-    gemv({DType::bf16, dw.p, rows, k, ld, GemvInput::rmsnorm, dx.p, dg.p, 1e-6f, GemvOutput::add, dy.p}, nullptr);
+    gemv({ElemType::bf16, dw.p, rows, k, ld, GemvInput::rmsnorm, dx.p, dg.p, 1e-6f, GemvOutput::add, dy.p}, nullptr);
     std::vector<float> y(rows);
     ATLAS_CUDA_CHECK(cudaMemcpy(y.data(), dy.p, rows * 4, cudaMemcpyDeviceToHost));
     double err = 0;
     for (int r = 0; r < rows; ++r) err = std::max(err, std::abs(y[r] - (y0[r] + dot[r])));
     INFO("k = " << k);
     CHECK(err < 2e-3);
-    gemv({DType::bf16, dw.p, rows, k, ld, GemvInput::rmsnorm, dx.p, dg.p, 1e-6f, GemvOutput::swiglu, dh.p}, nullptr);
+    gemv({ElemType::bf16, dw.p, rows, k, ld, GemvInput::rmsnorm, dx.p, dg.p, 1e-6f, GemvOutput::swiglu, dh.p}, nullptr);
     std::vector<std::uint16_t> h(rows / 2);
     ATLAS_CUDA_CHECK(cudaMemcpy(h.data(), dh.p, rows, cudaMemcpyDeviceToHost));
     double herr = 0;
@@ -103,7 +104,7 @@ TEST_CASE("bf16 GEMV at 8B shapes: RMSNorm prologue with residual-add / SwiGLU e
     auto xpb = to_bf16_bits(xp);
     Dev<std::uint16_t> dxp(xpb.size());
     ATLAS_CUDA_CHECK(cudaMemcpy(dxp.p, xpb.data(), xpb.size() * 2, cudaMemcpyHostToDevice));
-    gemv({DType::bf16, dw.p, rows, k, ld, GemvInput::plain, dxp.p, nullptr, 0.0f, GemvOutput::store, dy.p}, nullptr);
+    gemv({ElemType::bf16, dw.p, rows, k, ld, GemvInput::plain, dxp.p, nullptr, 0.0f, GemvOutput::store, dy.p}, nullptr);
     ATLAS_CUDA_CHECK(cudaMemcpy(y.data(), dy.p, rows * 4, cudaMemcpyDeviceToHost));
     double perr = 0;
     for (int r = 0; r < rows; ++r) {
@@ -118,7 +119,7 @@ TEST_CASE("bf16 GEMV at 8B shapes: RMSNorm prologue with residual-add / SwiGLU e
 namespace {
 
 struct AttnShape {
-  DType wtype;
+  ElemType wtype;
   int H, KV, d;
   bool qk_norm, interleaved;
 };
@@ -137,7 +138,7 @@ float bits_to_float(std::uint16_t b) {
 /// the cache type), the rest from the cache. Returns nothing; CHECKs the max abs error.
 void check_decode_attention(const AttnShape& sh, AttnKernel which) {
   const int H = sh.H, KV = sh.KV, d = sh.d, G = H / KV, max_seq = 5000;
-  const bool bf = sh.wtype == DType::bf16;
+  const bool bf = sh.wtype == ElemType::bf16;
   const std::size_t es = bf ? 2 : 4;
   std::mt19937 rng(9 + d + G);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -222,7 +223,7 @@ void check_decode_attention(const AttnShape& sh, AttnKernel which) {
       if (which == AttnKernel::cluster) {
         // The step's RoPE table from the embedding kernel must give the same bits as the
         // angles computed in the kernel.
-        embed_token(DType::f32, emb.p, 8, 8, tok.p, ex.p, RopeTable{dpos.p, d, static_cast<float>(base), rope.p},
+        embed_token(ElemType::f32, emb.p, 8, 8, tok.p, ex.p, RopeTable{dpos.p, d, static_cast<float>(base), rope.p},
                     nullptr);
         a.rope_cs = rope.p;
         attention_decode_cluster(a, nullptr);
@@ -314,19 +315,20 @@ void check_decode_attention(const AttnShape& sh, AttnKernel which) {
 
 TEST_CASE("split-K decode attention (head_dim 128, GQA 4/8, qk-norm, half RoPE, f32/bf16) at long contexts; one slice") {
   ATLAS_REQUIRE_GPU();
-  check_decode_attention({DType::f32, 8, 2, 128, true, false}, AttnKernel::split);
-  check_decode_attention({DType::bf16, 16, 2, 128, true, false}, AttnKernel::split);
+  check_decode_attention({ElemType::f32, 8, 2, 128, true, false}, AttnKernel::split);
+  check_decode_attention({ElemType::bf16, 16, 2, 128, true, false}, AttnKernel::split);
 }
 
 TEST_CASE("cluster decode attention matches float64 at long contexts: f32/bf16, head_dim 64/128/256, GQA 1-8 (odd 3)") {
   ATLAS_REQUIRE_GPU();
-  if (!attention_decode_cluster_supported(DType::bf16, 4, 128)) {
+  if (!attention_decode_cluster_supported(ElemType::bf16, 4, 128)) {
     ATLAS_SKIP("the device has no thread-block clusters");
   }
-  for (const AttnShape& sh : {AttnShape{DType::f32, 8, 2, 128, true, false}, AttnShape{DType::bf16, 16, 8, 128, true, false},
-                              AttnShape{DType::bf16, 32, 8, 128, true, false}, AttnShape{DType::bf16, 16, 2, 128, true, false},
-                              AttnShape{DType::bf16, 4, 4, 64, false, true}, AttnShape{DType::bf16, 8, 2, 256, true, false},
-                              AttnShape{DType::f32, 4, 2, 64, false, true}, AttnShape{DType::bf16, 6, 2, 128, true, false}}) {
+  for (const AttnShape& sh :
+       {AttnShape{ElemType::f32, 8, 2, 128, true, false}, AttnShape{ElemType::bf16, 16, 8, 128, true, false},
+        AttnShape{ElemType::bf16, 32, 8, 128, true, false}, AttnShape{ElemType::bf16, 16, 2, 128, true, false},
+        AttnShape{ElemType::bf16, 4, 4, 64, false, true}, AttnShape{ElemType::bf16, 8, 2, 256, true, false},
+        AttnShape{ElemType::f32, 4, 2, 64, false, true}, AttnShape{ElemType::bf16, 6, 2, 128, true, false}}) {
     CAPTURE(sh.d);
     check_decode_attention(sh, AttnKernel::cluster);
   }

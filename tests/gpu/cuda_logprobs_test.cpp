@@ -97,8 +97,8 @@ TEST_CASE("device log-probabilities equal raw_logprobs: a 151,936 vocabulary, ti
 
 TEST_CASE("decoder: log-probabilities in the step equal raw_logprobs of its logits; graph == eager; still one copy back per token") {
   ATLAS_REQUIRE_GPU();
-  for (auto wtype : {kernels::DType::f32, kernels::DType::bf16}) {
-    INFO("weights " << (wtype == kernels::DType::f32 ? "f32" : "bf16"));
+  for (auto wtype : {kernels::ElemType::f32, kernels::ElemType::bf16}) {
+    INFO("weights " << (wtype == kernels::ElemType::f32 ? "f32" : "bf16"));
     auto host = random_model(tiny_qwen3(), 31);
     DecoderOptions o = decoder_options(wtype, 640);
     CudaDecoder g(host.model, o);
@@ -136,8 +136,8 @@ TEST_CASE("decoder: log-probabilities in the step equal raw_logprobs of its logi
 TEST_CASE("decoder: a step with log-probabilities is one graph launch, one H2D, one D2H, one sync; one kernel more; its own graph") {
   ATLAS_REQUIRE_GPU();
   auto host = random_model(tiny_qwen3(), 32);
-  CudaDecoder g(host.model, decoder_options(kernels::DType::bf16, 640));
-  DecoderOptions eo = decoder_options(kernels::DType::bf16, 640, false);
+  CudaDecoder g(host.model, decoder_options(kernels::ElemType::bf16, 640));
+  DecoderOptions eo = decoder_options(kernels::ElemType::bf16, 640, false);
   CudaDecoder e(host.model, eo);
   int t = g.run(std::vector<int>{1, 2, 3}, 0, false);
   int te = e.run(std::vector<int>{1, 2, 3}, 0, false);
@@ -234,7 +234,7 @@ TEST_CASE("backend: a prefill whose caller left stops at the next chunk boundary
 TEST_CASE("decoder: a prefill stopped between chunks stops there; the hook sees each chunk; a later cold run is unaffected") {
   ATLAS_REQUIRE_GPU();
   auto host = random_model(tiny_qwen3(), 34);
-  DecoderOptions o = decoder_options(kernels::DType::f32, 640);
+  DecoderOptions o = decoder_options(kernels::ElemType::f32, 640);
   o.max_prefill_chunk = 64;
   std::vector<int> prompt(250);
   for (int i = 0; i < 250; ++i) prompt[static_cast<std::size_t>(i)] = (i * 13 + 5) % 1000;

@@ -16,7 +16,7 @@ using engine::cuda::CudaDecoder;
 TEST_CASE("CUPTI maps replayed graph kernels to stages by node id, eager kernels by launch order") {
   ATLAS_REQUIRE_GPU();
   auto host = random_model(tiny_qwen3(), 7);
-  CudaDecoder dec(host.model, decoder_options(kernels::DType::bf16, 256));
+  CudaDecoder dec(host.model, decoder_options(kernels::ElemType::bf16, 256));
   std::vector<int> prompt = {3, 1, 4, 1, 5};
   int tok = dec.run(prompt, 0, false);
   int pos = static_cast<int>(prompt.size());

@@ -14,6 +14,7 @@
 
 #include "engine/cuda/cuda_decoder.hpp"
 #include "engine/model.hpp"
+#include "engine/stage.hpp"
 #include "tests/skip.hpp"
 
 namespace atlas::test::gpu {
@@ -47,12 +48,49 @@ inline float round_bf16(float v) {
 
 /// Decoder options the GPU tests start from: weight type, KV capacity and graph replay; the
 /// rest are DecoderOptions' defaults.
-inline engine::cuda::DecoderOptions decoder_options(kernels::DType wtype, int max_seq, bool graphs = true) {
+inline engine::cuda::DecoderOptions decoder_options(kernels::ElemType wtype, int max_seq, bool graphs = true) {
   engine::cuda::DecoderOptions o;
   o.wtype = wtype;
   o.max_seq = max_seq;
   o.graphs = graphs;
   return o;
+}
+
+/// The kernels one decode step launches, stage by stage in launch order, derived from the
+/// model's layer kinds (ModelConfig::block) and what each device block launches per step
+/// (engine/cuda/blocks/, docs/architecture.md "The CUDA backend as blocks"; a stage fused into
+/// another's kernel, such as attn_norm or ffn_norm, launches nothing): the head's embed, then
+/// per layer its mixer's and its ffn's kernels, then lm_head and sample.
+inline std::vector<engine::Stage> expected_decode_kernel_stages(const engine::ModelConfig& c) {
+  using engine::Stage;
+  std::vector<Stage> s = {Stage::embed};
+  for (int l = 0; l < c.n_layers; ++l) {
+    switch (c.block(l).mixer) {
+      case engine::MixerKind::attention: s.insert(s.end(), {Stage::qkv, Stage::attention, Stage::o_proj}); break;
+      case engine::MixerKind::gated_attention:
+        s.insert(s.end(), {Stage::qkv, Stage::attention, Stage::attn_gate, Stage::o_proj});
+        break;
+      case engine::MixerKind::gated_deltanet:
+        s.insert(s.end(), {Stage::gdn_in_proj, Stage::gdn_conv, Stage::gdn_recurrence, Stage::gdn_out_proj});
+        break;
+    }
+    switch (c.block(l).ffn) {
+      case engine::FfnKind::swiglu: s.insert(s.end(), {Stage::ffn_gate_up, Stage::ffn_down}); break;
+      case engine::FfnKind::moe:  // router GEMV, normed input, top-k; experts' gate/up, down
+        s.insert(s.end(), {Stage::moe_router, Stage::moe_router, Stage::moe_router, Stage::moe_experts, Stage::moe_experts});
+        break;
+    }
+  }
+  s.insert(s.end(), {Stage::lm_head, Stage::sample});
+  return s;
+}
+
+/// Layers whose ffn is moe (each one a capture veto, a host sync and a copy pair per step when
+/// routing on the host).
+inline int moe_layers(const engine::ModelConfig& c) {
+  int n = 0;
+  for (int l = 0; l < c.n_layers; ++l) n += c.block(l).ffn == engine::FfnKind::moe;
+  return n;
 }
 
 /// A model whose weights live in vectors owned here (Model's spans point into them).

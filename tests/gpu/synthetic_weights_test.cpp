@@ -37,7 +37,7 @@ engine::Model config_only(const std::string& name, std::uint64_t seed) {
   return m;
 }
 
-std::vector<TensorDigest> digests(const engine::Model& m, kernels::DType wt, std::uint64_t seed) {
+std::vector<TensorDigest> digests(const engine::Model& m, kernels::ElemType wt, std::uint64_t seed) {
   CudaDecoder d(m, decoder_options(wt, 256), seed);
   return d.weight_digests();
 }
@@ -61,15 +61,15 @@ TEST_CASE("synthetic preset weights generated on the device equal make-model's h
   ATLAS_REQUIRE_GPU();
   struct Case {
     const char* preset;
-    kernels::DType wt;
+    kernels::ElemType wt;
   };
-  const Case cases[] = {{"tiny-llama", kernels::DType::f32},     {"tiny-llama", kernels::DType::bf16},
-                        {"tiny-qwen3", kernels::DType::f32},     {"tiny-qwen3", kernels::DType::bf16},
-                        {"qwen3-next-tiny", kernels::DType::f32}, {"qwen3-next-tiny", kernels::DType::bf16},
-                        {"qwen3-0.6b", kernels::DType::bf16},    {"qwen3-next-e16-l4", kernels::DType::bf16}};
+  const Case cases[] = {{"tiny-llama", kernels::ElemType::f32},     {"tiny-llama", kernels::ElemType::bf16},
+                        {"tiny-qwen3", kernels::ElemType::f32},     {"tiny-qwen3", kernels::ElemType::bf16},
+                        {"qwen3-next-tiny", kernels::ElemType::f32}, {"qwen3-next-tiny", kernels::ElemType::bf16},
+                        {"qwen3-0.6b", kernels::ElemType::bf16},    {"qwen3-next-e16-l4", kernels::ElemType::bf16}};
   for (const Case& c : cases) {
     CAPTURE(c.preset);
-    CAPTURE(c.wt == kernels::DType::bf16 ? "bf16" : "f32");
+    CAPTURE(c.wt == kernels::ElemType::bf16 ? "bf16" : "f32");
     const std::uint64_t seed = 29;
     engine::Model host = engine::make_preset_model(c.preset, seed, 256);
     check_equal(digests(host, c.wt, seed), digests(config_only(c.preset, seed), c.wt, seed));
@@ -83,11 +83,11 @@ TEST_CASE("synthetic qwen3-next-tiny on the device equals the float32 safetensor
   engine::write_qwen3_next_hf_dir(dir, c, 11, engine::DType::f32);
   engine::Model file = engine::load_model(dir);
   file.config.max_seq_len = 256;
-  for (const kernels::DType wt : {kernels::DType::f32, kernels::DType::bf16})
+  for (const kernels::ElemType wt : {kernels::ElemType::f32, kernels::ElemType::bf16})
     check_equal(digests(file, wt, 0), digests(config_only("qwen3-next-tiny", 11), wt, 11));
   // A different seed is a different model: the check can fail.
-  const auto other = digests(config_only("qwen3-next-tiny", 12), kernels::DType::f32, 12);
-  const auto same = digests(file, kernels::DType::f32, 0);
+  const auto other = digests(config_only("qwen3-next-tiny", 12), kernels::ElemType::f32, 12);
+  const auto same = digests(file, kernels::ElemType::f32, 0);
   REQUIRE(other.size() == same.size());
   int differ = 0;
   for (std::size_t i = 0; i < other.size(); ++i) differ += other[i].hash != same[i].hash;

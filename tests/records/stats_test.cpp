@@ -39,6 +39,8 @@ TEST_CASE("percentile matches numpy 'linear' (Hyndman & Fan type 7)") {
 TEST_CASE("percentile edge cases") {
   CHECK(std::isnan(st::percentile(std::vector<double>{}, 50)));
   CHECK(std::isnan(st::median(std::vector<double>{})));
+  CHECK(st::median_or(std::vector<double>{}, 0.0) == 0.0);
+  CHECK(st::median_or(std::vector<double>{4, 1, 3, 2}, 0.0) == 2.5);  // even n: the middle two's mean
   CHECK(st::percentile(std::vector<double>{4.25}, 99) == 4.25);
   CHECK_THROWS_AS(st::percentile(std::vector<double>{1, 2}, 101), RecordError);
   CHECK_THROWS_AS(st::percentile(std::vector<double>{1, 2}, -1), RecordError);

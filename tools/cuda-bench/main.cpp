@@ -12,10 +12,12 @@
 #include "common/exit_code.hpp"
 #include "engine/formats/presets.hpp"
 #include "suites/decode_anatomy/cuda_anatomy.hpp"
-#include "suites/decode_anatomy/cuda_decode_bench.hpp"
+#include "suites/decode_anatomy/cuda_copy_bandwidth.hpp"
+#include "tools/cuda-bench/decode_bench.hpp"
 
 int main(int argc, char** argv) {
   using namespace atlas::suites;
+  using namespace atlas::cuda_bench;
   CudaDecodeBenchOptions opts;
   std::string out_path, models = "qwen3-0.6b,qwen3-8b";
   bool anatomy = true;

@@ -19,14 +19,14 @@
 
 namespace atlas::engine::cuda {
 
-using kernels::DType;
+using kernels::ElemType;
 using kernels::padded_ld;
 
 namespace {
 
 class AttentionBlock final : public DeviceBlock {
  public:
-  AttentionBlock(const ModelConfig& c, int layer, DType wt, bool gated, bool veto)
+  AttentionBlock(const ModelConfig& c, int layer, ElemType wt, bool gated, bool veto)
       : c_(c), layer_(layer), wt_(wt), gated_(gated), veto_(veto) {
     ld_dim_ = padded_ld(c.dim);
     ld_q_ = padded_ld(c.q_dim());
@@ -65,7 +65,7 @@ class AttentionBlock final : public DeviceBlock {
 
   void upload(const ModelWeights& mw, Uploader& up) override {
     const LayerWeights& l = mw.layers[static_cast<std::size_t>(layer_)];
-    const std::size_t es = kernels::dtype_size(wt_);
+    const std::size_t es = kernels::elem_size(wt_);
     const std::string blk = "blk." + std::to_string(layer_) + ".";
     up.f32(l.attn_norm, c_.dim, attn_norm_, (blk + "attn_norm").c_str());
     char* qkv = static_cast<char*>(wqkv_);
@@ -161,10 +161,10 @@ class AttentionBlock final : public DeviceBlock {
   void prefill(PrefillContext& p) override {
     const int n = p.n, d = c_.head_dim, G = G_;
     const int qkv_dim = qkv_rows_;  // [q | k | v], then gated_attention's gate
-    const std::size_t es = kernels::dtype_size(wt_);
+    const std::size_t es = kernels::elem_size(wt_);
     cudaStream_t s = p.tape.stream();
     const cudaDataType_t cwt = cuda_type(wt_);
-    const cublasComputeType_t ct = wt_ == DType::f32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+    const cublasComputeType_t ct = wt_ == ElemType::f32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
     const int n_keys = p.pos0 + n;
     const int ld_keys = padded_ld(n_keys);
     p.tape.work(Stage::attn_norm, [&] { kernels::rmsnorm_rows(wt_, p.x, attn_norm_, c_.rms_eps, n, c_.dim, p.xb, ld_dim_, s); });
@@ -245,7 +245,7 @@ class AttentionBlock final : public DeviceBlock {
   }
 
   std::size_t bytes_per_token(int kv_len) const override {
-    const std::size_t es = kernels::dtype_size(wt_);
+    const std::size_t es = kernels::elem_size(wt_);
     // The matrices and norms (not the arena's alignment padding), then the K/V rows attended.
     const std::size_t weights = (static_cast<std::size_t>(qkv_rows_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_q_) * es +
                                 (c_.dim + (q_norm_ || c_.qk_norm ? 2 * static_cast<std::size_t>(c_.head_dim) : 0)) * sizeof(float);
@@ -256,7 +256,7 @@ class AttentionBlock final : public DeviceBlock {
  private:
   const ModelConfig& c_;
   int layer_;
-  DType wt_;
+  ElemType wt_;
   bool gated_, veto_;
   int max_seq_ = 0;
   int ld_dim_ = 0, ld_q_ = 0, G_ = 1, qkv_rows_ = 0, rope_dim_ = 0;
@@ -272,7 +272,7 @@ class AttentionBlock final : public DeviceBlock {
 
 }  // namespace
 
-int attention_max_context(const ModelConfig& c, DType wt) {
+int attention_max_context(const ModelConfig& c, ElemType wt) {
   const int rot = c.rot_dim() < c.head_dim ? c.rot_dim() : 0;
   if (rot == 0 || c.n_kv_heads <= 0) return 1 << 30;  // the cluster kernel's slices fit at any length
   int dev = 0, optin = 0;
@@ -289,7 +289,7 @@ int attention_max_context(const ModelConfig& c, DType wt) {
   return best;
 }
 
-std::unique_ptr<DeviceBlock> make_attention_block(const ModelConfig& c, int layer, DType wt, bool gated, bool veto,
+std::unique_ptr<DeviceBlock> make_attention_block(const ModelConfig& c, int layer, ElemType wt, bool gated, bool veto,
                                                   int max_seq) {
   auto b = std::make_unique<AttentionBlock>(c, layer, wt, gated, veto);
   b->set_max_seq(max_seq);

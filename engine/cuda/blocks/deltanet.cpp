@@ -17,14 +17,14 @@
 
 namespace atlas::engine::cuda {
 
-using kernels::DType;
+using kernels::ElemType;
 using kernels::padded_ld;
 
 namespace {
 
 class DeltaNetBlock final : public DeviceBlock {
  public:
-  DeltaNetBlock(const ModelConfig& c, int layer, DType wt, bool veto) : c_(c), layer_(layer), wt_(wt), veto_(veto) {
+  DeltaNetBlock(const ModelConfig& c, int layer, ElemType wt, bool veto) : c_(c), layer_(layer), wt_(wt), veto_(veto) {
     shape_ = {c.gdn_k_heads, c.gdn_v_heads, c.gdn_k_head_dim, c.gdn_v_head_dim, c.gdn_conv_kernel};
     ld_dim_ = padded_ld(c.dim);
     ld_value_ = padded_ld(shape_.value_dim());
@@ -81,7 +81,7 @@ class DeltaNetBlock final : public DeviceBlock {
     const int qkvz_rows = c_.gdn_qkvz_dim();
     up.gather_rows(g.in_qkvz, qkvz_rows, c_.dim, qkvz, w_in_, ld_dim_, (blk + "ssm_in").c_str());
     up.gather_rows(g.in_ba, 2 * shape_.v_heads, c_.dim, ba,
-                   static_cast<char*>(w_in_) + static_cast<std::size_t>(qkvz_rows) * ld_dim_ * kernels::dtype_size(wt_),
+                   static_cast<char*>(w_in_) + static_cast<std::size_t>(qkvz_rows) * ld_dim_ * kernels::elem_size(wt_),
                    ld_dim_, (blk + "ssm_ba").c_str());
     up.f32(g.conv1d, static_cast<std::size_t>(shape_.conv_dim()) * shape_.conv_kernel, conv_w_, (blk + "ssm_conv1d").c_str());
     up.f32(g.dt_bias, shape_.v_heads, dt_bias_, (blk + "ssm_dt.bias").c_str());
@@ -185,7 +185,7 @@ class DeltaNetBlock final : public DeviceBlock {
 
   const ModelConfig& c_;
   int layer_;
-  DType wt_;
+  ElemType wt_;
   bool veto_;
   kernels::GdnShape shape_;
   int ld_dim_ = 0, ld_value_ = 0;
@@ -201,7 +201,7 @@ class DeltaNetBlock final : public DeviceBlock {
 
 }  // namespace
 
-std::unique_ptr<DeviceBlock> make_deltanet_block(const ModelConfig& c, int layer, DType wt, bool veto) {
+std::unique_ptr<DeviceBlock> make_deltanet_block(const ModelConfig& c, int layer, ElemType wt, bool veto) {
   return std::make_unique<DeltaNetBlock>(c, layer, wt, veto);
 }
 

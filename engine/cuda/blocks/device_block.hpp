@@ -20,7 +20,7 @@
 #include "engine/cuda/launch_tape.hpp"
 #include "engine/cuda/weight_upload.hpp"
 #include "engine/model.hpp"
-#include "kernels/dtype.hpp"
+#include "kernels/elem_type.hpp"
 
 namespace atlas::engine::cuda {
 
@@ -35,7 +35,7 @@ struct DeviceState {
 struct StepContext {
   LaunchTape& tape;
   const ModelConfig& config;
-  kernels::DType wtype;
+  kernels::ElemType wtype;
   int max_seq = 0;          ///< KV capacity
   float* x = nullptr;       ///< float32 [dim] residual stream
   const int* pos = nullptr; ///< device: the new token's position (KV length pos + 1)
@@ -47,7 +47,7 @@ struct StepContext {
 struct PrefillContext {
   LaunchTape& tape;
   const ModelConfig& config;
-  kernels::DType wtype;
+  kernels::ElemType wtype;
   int max_seq = 0;
   cublasHandle_t cublas = nullptr;
   int n = 0, pos0 = 0;
@@ -115,14 +115,15 @@ class DeviceBlock {
 /// The longest context the model's decode attention kernels take on this device (its split-K
 /// kernel keeps a slice's scores in shared memory: Qwen3-Next's 8-head GQA groups in bf16 fit
 /// 131,072 positions on an H200); 2^30 when no bound applies.
-int attention_max_context(const ModelConfig& c, kernels::DType wt);
+int attention_max_context(const ModelConfig& c, kernels::ElemType wt);
 
 /// Blocks of layer `layer` of config `c` for weight type `wt` (the kind from c.block(layer)).
 /// `veto` forces a capture veto (test hook).
-std::unique_ptr<DeviceBlock> make_device_mixer(const ModelConfig& c, int layer, kernels::DType wt, bool veto, int max_seq);
+std::unique_ptr<DeviceBlock> make_device_mixer(const ModelConfig& c, int layer, kernels::ElemType wt, bool veto, int max_seq);
 /// `moe_host_routing`: moe blocks choose their experts on the host (ATLAS_MOE_HOST_ROUTING, the
 /// investigation's pattern: a D2H copy of the router logits and a stream sync per layer, the
 /// choice uploaded back), which vetoes capture.
-std::unique_ptr<DeviceBlock> make_device_ffn(const ModelConfig& c, int layer, kernels::DType wt, bool moe_host_routing = false);
+std::unique_ptr<DeviceBlock> make_device_ffn(const ModelConfig& c, int layer, kernels::ElemType wt,
+                                             bool moe_host_routing = false);
 
 }  // namespace atlas::engine::cuda

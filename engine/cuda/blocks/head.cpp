@@ -1,13 +1,14 @@
 #include "engine/cuda/blocks/head.hpp"
 
 #include "engine/cuda/blocks/block_util.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/gemv.hpp"
 
 namespace atlas::engine::cuda {
 
 using kernels::padded_ld;
 
-DeviceHead::DeviceHead(const ModelConfig& c, kernels::DType wt) : c_(c), wt_(wt), ld_dim_(padded_ld(c.dim)) {}
+DeviceHead::DeviceHead(const ModelConfig& c, kernels::ElemType wt) : c_(c), wt_(wt), ld_dim_(padded_ld(c.dim)) {}
 
 void DeviceHead::layout(Arenas& a) {
   const std::size_t start = a.weights.used();
@@ -54,7 +55,7 @@ void DeviceHead::embed_rows(LaunchTape& tape, const int* tokens, int n, float* x
 }
 
 std::size_t DeviceHead::bytes_per_token() const {
-  const std::size_t es = kernels::dtype_size(wt_);
+  const std::size_t es = kernels::elem_size(wt_);
   // lm_head, the float32 final-norm gain, the embedding row.
   return static_cast<std::size_t>(c_.vocab_size) * ld_dim_ * es + c_.dim * sizeof(float) + static_cast<std::size_t>(c_.dim) * es;
 }

@@ -7,14 +7,14 @@
 #include <cstddef>
 
 #include "engine/cuda/blocks/device_block.hpp"
-#include "kernels/elementwise.hpp"
 #include "kernels/logprobs.hpp"
+#include "kernels/sampling.hpp"
 
 namespace atlas::engine::cuda {
 
 class DeviceHead {
  public:
-  DeviceHead(const ModelConfig& c, kernels::DType wt);
+  DeviceHead(const ModelConfig& c, kernels::ElemType wt);
   void layout(Arenas& a);
   void upload(const ModelWeights& w, Uploader& up);
 
@@ -37,7 +37,7 @@ class DeviceHead {
 
  private:
   const ModelConfig& c_;
-  kernels::DType wt_;
+  kernels::ElemType wt_;
   int ld_dim_ = 0;
   std::size_t weight_bytes_ = 0;
   void *tok_embd_ = nullptr, *output_ = nullptr;

@@ -21,14 +21,14 @@
 
 namespace atlas::engine::cuda {
 
-using kernels::DType;
+using kernels::ElemType;
 using kernels::padded_ld;
 
 namespace {
 
 class MoeBlock final : public DeviceBlock {
  public:
-  MoeBlock(const ModelConfig& c, int layer, DType wt, bool host_routing)
+  MoeBlock(const ModelConfig& c, int layer, ElemType wt, bool host_routing)
       : c_(c), layer_(layer), wt_(wt), host_routing_(host_routing) {
     E_ = c.n_experts;
     K_ = c.n_experts_used;
@@ -76,7 +76,7 @@ class MoeBlock final : public DeviceBlock {
     const LayerWeights& l = mw.layers[static_cast<std::size_t>(layer_)];
     const MoeWeights& m = l.moe;
     const std::string blk = "blk." + std::to_string(layer_) + ".";
-    const std::size_t es = kernels::dtype_size(wt_);
+    const std::size_t es = kernels::elem_size(wt_);
     up.f32(l.ffn_norm, c_.dim, ffn_norm_, (blk + "ffn_norm").c_str());
     up.rows(m.router, E_, c_.dim, router_, ld_dim_, ld_dim_, (blk + "ffn_gate_inp").c_str());
     if (sh_ > 0)
@@ -164,7 +164,7 @@ class MoeBlock final : public DeviceBlock {
   void prefill(PrefillContext& p) override {
     cudaStream_t st = p.tape.stream();
     const int n = p.n;
-    const std::size_t es = kernels::dtype_size(wt_);
+    const std::size_t es = kernels::elem_size(wt_);
     float* logits = p.f;                                                       // [n][router_rows]
     float* weights = logits + static_cast<std::size_t>(n) * router_rows_;     // [n][K + 1]
     int* ids = reinterpret_cast<int*>(weights + static_cast<std::size_t>(n) * (K_ + 1));  // [n][K]
@@ -221,7 +221,7 @@ class MoeBlock final : public DeviceBlock {
     return {Stage::ffn_norm, Stage::moe_router, Stage::moe_experts};
   }
   std::size_t bytes_per_token(int) const override {
-    const std::size_t es = kernels::dtype_size(wt_);
+    const std::size_t es = kernels::elem_size(wt_);
     const std::size_t per_expert = (2 * static_cast<std::size_t>(eh_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_eh_) * es;
     const std::size_t shared = (2 * static_cast<std::size_t>(sh_) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_sh_) * es;
     return static_cast<std::size_t>(ld_dim_) * router_rows_ * es + ld_dim_ * sizeof(float) + K_ * per_expert + shared;
@@ -258,7 +258,7 @@ class MoeBlock final : public DeviceBlock {
  private:
   const ModelConfig& c_;
   int layer_;
-  DType wt_;
+  ElemType wt_;
   int E_ = 0, K_ = 0, eh_ = 0, sh_ = 0, ld_dim_ = 0, ld_eh_ = 0, ld_sh_ = 0, ld_h_ = 0, router_rows_ = 0;
   std::size_t weight_bytes_ = 0;
   float* ffn_norm_ = nullptr;  ///< gain, float32
@@ -278,7 +278,7 @@ class MoeBlock final : public DeviceBlock {
 
 }  // namespace
 
-std::unique_ptr<DeviceBlock> make_moe_block(const ModelConfig& c, int layer, DType wt, bool host_routing) {
+std::unique_ptr<DeviceBlock> make_moe_block(const ModelConfig& c, int layer, ElemType wt, bool host_routing) {
   return std::make_unique<MoeBlock>(c, layer, wt, host_routing);
 }
 

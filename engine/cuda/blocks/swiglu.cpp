@@ -10,14 +10,14 @@
 
 namespace atlas::engine::cuda {
 
-using kernels::DType;
+using kernels::ElemType;
 using kernels::padded_ld;
 
 namespace {
 
 class SwigluBlock final : public DeviceBlock {
  public:
-  SwigluBlock(const ModelConfig& c, int layer, DType wt) : c_(c), layer_(layer), wt_(wt) {
+  SwigluBlock(const ModelConfig& c, int layer, ElemType wt) : c_(c), layer_(layer), wt_(wt) {
     ld_dim_ = padded_ld(c.dim);
     ld_hidden_ = padded_ld(c.hidden_dim);
   }
@@ -35,7 +35,7 @@ class SwigluBlock final : public DeviceBlock {
   void upload(const ModelWeights& mw, Uploader& up) override {
     const LayerWeights& l = mw.layers[static_cast<std::size_t>(layer_)];
     const std::string blk = "blk." + std::to_string(layer_) + ".";
-    const std::size_t es = kernels::dtype_size(wt_);
+    const std::size_t es = kernels::elem_size(wt_);
     up.f32(l.ffn_norm, c_.dim, ffn_norm_, (blk + "ffn_norm").c_str());
     char* gu = static_cast<char*>(wgu_);
     up.rows(l.w_gate, c_.hidden_dim, c_.dim, gu, ld_dim_, 2 * ld_dim_, (blk + "ffn_gate").c_str());
@@ -78,7 +78,7 @@ class SwigluBlock final : public DeviceBlock {
   std::vector<Stage> stages() const override { return {Stage::ffn_norm, Stage::ffn_gate_up, Stage::ffn_down}; }
   std::size_t bytes_per_token(int) const override {
     return (2 * static_cast<std::size_t>(c_.hidden_dim) * ld_dim_ + static_cast<std::size_t>(c_.dim) * ld_hidden_) *
-               kernels::dtype_size(wt_) +
+               kernels::elem_size(wt_) +
            c_.dim * sizeof(float);  // the gain
   }
   std::size_t weight_bytes() const override { return weight_bytes_; }
@@ -86,7 +86,7 @@ class SwigluBlock final : public DeviceBlock {
  private:
   const ModelConfig& c_;
   int layer_;
-  DType wt_;
+  ElemType wt_;
   int ld_dim_ = 0, ld_hidden_ = 0;
   std::size_t weight_bytes_ = 0;
   float* ffn_norm_ = nullptr;  ///< gain, float32
@@ -96,7 +96,7 @@ class SwigluBlock final : public DeviceBlock {
 
 }  // namespace
 
-std::unique_ptr<DeviceBlock> make_swiglu_block(const ModelConfig& c, int layer, DType wt) {
+std::unique_ptr<DeviceBlock> make_swiglu_block(const ModelConfig& c, int layer, ElemType wt) {
   return std::make_unique<SwigluBlock>(c, layer, wt);
 }
 

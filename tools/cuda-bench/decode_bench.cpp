@@ -1,7 +1,4 @@
-#ifdef ATLAS_HAVE_CUDA
-#include "suites/decode_anatomy/cuda_decode_bench.hpp"
-
-#include <cuda_runtime_api.h>
+#include "tools/cuda-bench/decode_bench.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,28 +7,19 @@
 
 #include "common/clock.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
-#include "engine/formats/presets.hpp"
-#include "kernels/check.hpp"
+#include "records/stats.hpp"
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 
-namespace atlas::suites {
-
-engine::ModelConfig qwen3_8b_config() { return engine::find_preset("qwen3-8b").config; }
-engine::ModelConfig qwen3_0_6b_config() { return engine::find_preset("qwen3-0.6b").config; }
+namespace atlas::cuda_bench {
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 /// GPU time of one traced prefill of `prompt` by kernel (CUPTI; kernels overlap little in a
 /// prefill, so the shares add up to about the GPU span). Printed, largest first, and returned.
 nlohmann::json prefill_kernel_breakdown(engine::cuda::CudaDecoder& dec, const std::vector<int>& prompt) {
-  std::vector<TraceWindow> windows;
+  std::vector<suites::TraceWindow> windows;
   {
-    CuptiTracer tracer;
+    suites::CuptiTracer tracer;
     tracer.begin_window();
     dec.run(prompt, 0, false);
     tracer.end_window();
@@ -40,7 +28,7 @@ nlohmann::json prefill_kernel_breakdown(engine::cuda::CudaDecoder& dec, const st
   std::map<std::string, std::pair<double, int>> by;
   double total = 0;
   for (const auto& k : windows.at(0).kernels) {
-    auto& e = by[short_kernel_name(k.name)];
+    auto& e = by[suites::short_kernel_name(k.name)];
     e.first += (k.end - k.start) * 1e-6;
     e.second += 1;
     total += (k.end - k.start) * 1e-6;
@@ -59,34 +47,6 @@ nlohmann::json prefill_kernel_breakdown(engine::cuda::CudaDecoder& dec, const st
 
 }  // namespace
 
-double measure_copy_bandwidth(std::size_t bytes) {
-  void *a = nullptr, *b = nullptr;
-  ATLAS_CUDA_CHECK(cudaMalloc(&a, bytes));
-  if (cudaMalloc(&b, bytes) != cudaSuccess) {
-    cudaFree(a);
-    ATLAS_CUDA_CHECK(cudaGetLastError());
-  }
-  ATLAS_CUDA_CHECK(cudaMemset(a, 1, bytes));
-  cudaEvent_t e0, e1;
-  ATLAS_CUDA_CHECK(cudaEventCreate(&e0));
-  ATLAS_CUDA_CHECK(cudaEventCreate(&e1));
-  std::vector<double> rates;
-  for (int i = 0; i < 12; ++i) {
-    ATLAS_CUDA_CHECK(cudaEventRecord(e0));
-    ATLAS_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
-    ATLAS_CUDA_CHECK(cudaEventRecord(e1));
-    ATLAS_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    ATLAS_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    if (i >= 2) rates.push_back(2.0 * bytes / (ms * 1e-3));  // read + write
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  cudaFree(a);
-  cudaFree(b);
-  return median(rates);
-}
-
 nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const CudaDecodeBenchOptions& opts,
                                      double copy_bytes_per_s) {
   using engine::cuda::CudaDecoder;
@@ -104,7 +64,7 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
   out["copy_bandwidth_GBps"] = copy_bytes_per_s / 1e9;
   for (bool graphs : {true, false}) {
     engine::cuda::DecoderOptions o;
-    o.wtype = opts.bf16 ? kernels::DType::bf16 : kernels::DType::f32;
+    o.wtype = opts.bf16 ? kernels::ElemType::bf16 : kernels::ElemType::f32;
     o.max_seq = max_seq;
     o.graphs = graphs;
     const std::int64_t t_load0 = atlas::now_ns();
@@ -137,7 +97,7 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
       }
       ttft_ms.push_back((t1 - t0) * 1e-6);
       tok_s.push_back(opts.new_tokens / ((prev - t1) * 1e-9));
-      itl_p50_us.push_back(median(itl));
+      itl_p50_us.push_back(records::stats::median_or(itl, 0.0));
     }
     const auto& c = dec.counters();
     const int mid_kv = opts.prompt_tokens + opts.new_tokens / 2;
@@ -145,12 +105,12 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
     const double roof_tok_s = copy_bytes_per_s / bytes_tok;
     nlohmann::json r;
     r["load_s"] = load_s;
-    r["decode_tok_s"] = median(tok_s);
-    r["itl_p50_us"] = median(itl_p50_us);
-    r["prefill_ttft_ms"] = median(ttft_ms);
+    r["decode_tok_s"] = records::stats::median_or(tok_s, 0.0);
+    r["itl_p50_us"] = records::stats::median_or(itl_p50_us, 0.0);
+    r["prefill_ttft_ms"] = records::stats::median_or(ttft_ms, 0.0);
     r["bytes_per_token"] = bytes_tok;
     r["roofline_tok_s"] = roof_tok_s;
-    r["roofline_pct"] = 100.0 * median(tok_s) / roof_tok_s;
+    r["roofline_pct"] = 100.0 * records::stats::median_or(tok_s, 0.0) / roof_tok_s;
     r["graph_captures_warmup"] = captures;
     const double steps = static_cast<double>(c.decode_steps);
     r["per_token"] = {{"graph_launches", double(c.graph_launches - at_prefill.graph_launches) / steps},
@@ -173,7 +133,7 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
         dec.run(longp, 0, false);
         if (rep > 0) t.push_back((atlas::now_ns() - t0) * 1e-6);
       }
-      r["ttft_long_prompt_ms"] = median(t);
+      r["ttft_long_prompt_ms"] = records::stats::median_or(t, 0.0);
       r["ttft_long_prompt_tokens"] = opts.ttft_prompt_tokens;
       r["ttft_long_prompt_kernels"] = prefill_kernel_breakdown(dec, longp);
     }
@@ -193,5 +153,4 @@ nlohmann::json run_cuda_decode_bench(const engine::ModelConfig& config, const Cu
   return out;
 }
 
-}  // namespace atlas::suites
-#endif  // ATLAS_HAVE_CUDA
+}  // namespace atlas::cuda_bench
