@@ -204,6 +204,7 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   // The whole prompt: each chunk's H2D copy reads its own region, so the next chunk's staging
   // cannot overwrite ids a pending copy has not read yet.
   tokens_h_ = PinnedBuffer(sizeof(int) * opts_.max_seq);
+  vetoed_ = !vetoes().empty();
   ATLAS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -292,6 +293,7 @@ bool CudaDecoder::set_moe_host_routing(bool on) {
   bool any = false;
   for (auto& f : ffns_) any = f->set_host_routing(on) || any;
   if (any) opts_.moe_host_routing = on;
+  vetoed_ = !vetoes().empty();
   return any;
 }
 

@@ -106,7 +106,7 @@ class CudaDecoder {
 
   const ModelConfig& config() const { return config_; }
   int max_seq() const { return opts_.max_seq; }
-  bool graphs_enabled() const { return opts_.graphs && vetoes().empty(); }
+  bool graphs_enabled() const { return opts_.graphs && !vetoed_; }
   /// Whether graphs were asked for (a veto can still keep steps eager).
   bool graphs_requested() const { return opts_.graphs; }
   /// Switches decode between graph replay and eager launches (same kernels either way).
@@ -236,6 +236,9 @@ class CudaDecoder {
   DecodeCounters counters_;
   std::function<void(bool)> observer_;
   std::function<void(int, bool)> chunk_hook_;
+  /// Whether a block refuses capture: known at load and after set_moe_host_routing (the only
+  /// switch of a block's veto), so a decode step asks a bool, not every block for a string.
+  bool vetoed_ = false;
 };
 
 }  // namespace atlas::engine::cuda
