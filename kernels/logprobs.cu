@@ -117,6 +117,9 @@ logprobs_kernel(const float* __restrict__ v, int n, StepLogprobs* __restrict__ o
     }
   s = block_sum(s, sd);
   top_by_rounds(hi - lo, [&](int j) { return rank_key(v[lo + j]); }, [&](int j) { return lo + j; }, scr->key[b], scr->id[b], sk, si);
+  // Every thread's writes to this block's list (the empty tail of a short slice is written by
+  // threads other than 0) must be ordered before thread 0's fence and ticket.
+  __syncthreads();
   if (threadIdx.x == 0) {
     scr->max[b] = m;
     scr->sum[b] = s;
@@ -160,7 +163,7 @@ logprobs_kernel(const float* __restrict__ v, int n, StepLogprobs* __restrict__ o
   }
   if (threadIdx.x == 0) {
     int t = out->token;
-    t = t < 0 || t >= n ? 0 : t;
+    t = t < 0 || t >= n ? 0 : t;  // the samplers write ids in [0, n); the bound only keeps the read in range
     out->token_logprob = static_cast<float>(static_cast<double>(v[t]) - lse);
     out->n_top = n_top;
     scr->ticket = 0;

@@ -74,10 +74,14 @@ class CudaBackend final : public Backend {
   /// decoder_.run(), with the prefill's chunks reported to Backend::prefill_chunk_done (the
   /// cancellation check between chunks) while a prefill is watched.
   int run(std::span<const int> tokens, int pos, bool want_logits, cuda::DeviceSample ds) {
-    if (tokens.size() > 1 && prefill_watched())
-      decoder_.set_prefill_chunk_hook([this](int n, bool more) { prefill_chunk_done(n, more); });
-    else
-      decoder_.set_prefill_chunk_hook({});
+    if (!(tokens.size() > 1 && prefill_watched())) return decoder_.run(tokens, pos, want_logits, ds);
+    decoder_.set_prefill_chunk_hook([this](int n, bool more) { prefill_chunk_done(n, more); });
+    // Cleared however the run ends, so a later direct use of the decoder (the anatomy, the
+    // bench: cuda_decoder_of) is not paced by a hook left from a served request.
+    struct Clear {
+      cuda::CudaDecoder& d;
+      ~Clear() { d.set_prefill_chunk_hook({}); }
+    } clear{decoder_};
     return decoder_.run(tokens, pos, want_logits, ds);
   }
 

@@ -471,9 +471,10 @@ int CudaDecoder::decode(int token, int pos, bool want_logits, bool is_prefill, b
   if (profiled) ATLAS_CUDA_CHECK(cudaProfilerStart());
   if (graphs_enabled()) {
     const std::int64_t before = graphs_.captures();
-    // A step with log-probabilities has one more kernel and a longer copy: its own graph, so
-    // the steps without them (every benchmark's) keep the graph they had.
-    const int key = 2 * bucket + (logprobs ? 1 : 0);
+    // A step with log-probabilities has one more kernel and a longer copy: its own graph (key
+    // bucket + 1: buckets are powers of two >= 256), so the steps without them (every
+    // benchmark's) keep the graph and key they had.
+    const int key = bucket + (logprobs ? 1 : 0);
     const cudaGraphExec_t exec =
         graphs_.get(key, stream_, [&] { return enqueue_step(bucket, LaunchTape::Mode::capture, logprobs); });
     counters_.graph_captures += graphs_.captures() - before;

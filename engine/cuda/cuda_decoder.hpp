@@ -54,7 +54,8 @@ struct DecoderOptions {
   /// false: prompts run as decode steps (one graph replay and one host sync per token), the
   /// reference the chunked prefill is tested against and an A/B side.
   bool chunked_prefill = true;
-  /// Decode step N (1-based, counted from load) runs between cudaProfilerStart and
+  /// Decode step N (1-based, by the decoder's step counter: from load or the last
+  /// reset_counters()) runs between cudaProfilerStart and
   /// cudaProfilerStop (ATLAS_CUDA_PROFILE_STEP=N), so `ncu --profile-from-start off` measures
   /// one step's kernels and nothing of the load (tools/gpu-ncu-bytes.sh). 0: off.
   int profile_step = 0;

@@ -1,7 +1,7 @@
 #pragma once
-// Capture and replay of decode steps: one CUDA graph per context bucket (the attention split
-// count is fixed inside a graph), captured the first time a step of that bucket runs and
-// replayed for every later one.
+// Capture and replay of decode steps: one CUDA graph per key — the context bucket (the attention
+// split count is fixed inside a graph), + 1 for a step that also computes log-probabilities —
+// captured the first time a step of that key runs and replayed for every later one.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -20,7 +20,7 @@ class StepGraphs {
   StepGraphs(const StepGraphs&) = delete;
   StepGraphs& operator=(const StepGraphs&) = delete;
 
-  /// The executable graph of `bucket`; captures `enqueue` on `stream` first when there is none
+  /// The executable graph of `bucket` (a key: CudaDecoder adds 1 for log-probabilities); captures `enqueue` on `stream` first when there is none
   /// (`enqueue` enqueues one step and returns the kernel nodes it recorded). On an error nothing
   /// half-made stays: the next call captures again.
   cudaGraphExec_t get(int bucket, cudaStream_t stream, const std::function<std::vector<GraphKernelNode>()>& enqueue);

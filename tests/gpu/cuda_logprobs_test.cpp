@@ -93,6 +93,19 @@ TEST_CASE("device log-probabilities equal raw_logprobs: a 151,936 vocabulary, ti
   check_kernel(with_nan, 2, "a NaN logit: every log-probability NaN, the NaN ranked last");
   std::vector<float> all_neg_inf(300, -std::numeric_limits<float>::infinity());
   check_kernel(all_neg_inf, 0, "all -inf: no distribution");
+  // A NaN in a block that is not the last one reaches the merge's NaN flag; a +inf logit makes
+  // the maximum infinite (no distribution) and ranks first.
+  std::vector<float> big_nan = v;
+  big_nan[5000] = std::numeric_limits<float>::quiet_NaN();
+  check_kernel(big_nan, 777, "a NaN in the second of 64 blocks");
+  std::vector<float> big_inf = v;
+  big_inf[90000] = std::numeric_limits<float>::infinity();
+  check_kernel(big_inf, 90000, "a +inf logit");
+  for (int n : {20, 21, 257}) {  // exactly the top list, one past it, one block plus one entry
+    std::vector<float> w(static_cast<std::size_t>(n));
+    for (float& x : w) x = nd(rng);
+    check_kernel(w, n - 1, "a short vocabulary");
+  }
 }
 
 TEST_CASE("decoder: log-probabilities in the step equal raw_logprobs of its logits; graph == eager; still one copy back per token") {
@@ -188,20 +201,26 @@ TEST_CASE("backend: forward_sample_logprobs on CUDA equals raw_logprobs of the s
       CHECK(same_lp(got.top[i].logprob, want.top[i].logprob, 1e-5));
     }
   };
-  for (const Case& k : {Case{"greedy (device)", {}}, Case{"temperature 0.8 (device)", {0.8f, 0, 1.0f, 5}},
-                        Case{"top-p 0.9 (host)", {0.8f, 0, 0.9f, 5}}}) {
+  for (const Case& k : {Case{"greedy (device)", {}}, Case{"temperature 2 (device)", {2.0f, 0, 1.0f, 5}},
+                        Case{"top-p 0.9 (host)", {2.0f, 0, 0.9f, 5}}}) {
     INFO(k.what);
     engine::Sampler sampler(k.p);
     engine::TokenLogprobs got;
     int t = b->forward_sample_logprobs(prompt, 0, sampler, 5, got);
     // The same positions again: a dense model's step is a pure function of its inputs and KV prefix.
     compare(got, engine::raw_logprobs(b->forward(prompt, 0), t, 5));
+    int not_argmax = got.chosen.id != got.top[0].id;
     for (int s = 0; s < 12; ++s) {
       const int pos = static_cast<int>(prompt.size()) + s;
       const int in = t;
       t = b->forward_sample_logprobs(std::span<const int>(&in, 1), pos, sampler, 5, got);
       compare(got, engine::raw_logprobs(b->forward(std::span<const int>(&in, 1), pos), t, 5));
+      not_argmax += got.chosen.id != got.top[0].id;
     }
+    // At T = 2 over a random model's nearly flat 1,000-token distribution a draw is the argmax
+    // with probability ~1e-3, so the chosen id's log-probability is read for other ids too.
+    if (!k.p.greedy()) CHECK(not_argmax > 0);
+    else CHECK(not_argmax == 0);
   }
   engine::Sampler sampler({});
   engine::TokenLogprobs got;
@@ -219,10 +238,17 @@ TEST_CASE("backend: a prefill whose caller left stops at the next chunk boundary
   std::vector<int> prompt(4200);
   for (int i = 0; i < 4200; ++i) prompt[static_cast<std::size_t>(i)] = (i * 7 + 1) % c.vocab_size;
   int asked = 0;
+  b->begin_prefill([&] { ++asked; return false; });  // watched, never stopped: asked between the chunks
+  b->forward(prompt, 0);
+  b->end_prefill();
+  const int boundaries = asked;
+  CHECK(boundaries >= 1);
+  asked = 0;
   b->begin_prefill([&] { ++asked; return true; });
   CHECK_THROWS_AS(b->forward(prompt, 0), engine::GenerationCancelled);
   b->end_prefill();
-  CHECK(asked == 1);  // asked once, between the two chunks
+  CHECK(asked == 1);  // stopped at the first boundary
+  MESSAGE("a 4,200-token prompt: " << boundaries << " chunk boundaries asked");
   // Nobody watching: the whole prompt runs, and the result equals a fresh backend's.
   const auto lg = b->forward(prompt, 0);
   const std::vector<float> after(lg.begin(), lg.end());
@@ -243,11 +269,15 @@ TEST_CASE("decoder: a prefill stopped between chunks stops there; the hook sees 
   ref.run(prompt, 0, true);
   const std::vector<float> want(ref.logits().begin(), ref.logits().end());
 
+  CHECK(ref.counters().host_syncs == 1);  // unwatched: the prefill's one sync at its end
+
   CudaDecoder dec(host.model, o);
   std::vector<std::pair<int, bool>> seen;
   dec.set_prefill_chunk_hook([&](int n, bool more) { seen.emplace_back(n, more); });
   dec.run(prompt, 0, true);
   CHECK(seen == std::vector<std::pair<int, bool>>{{64, true}, {64, true}, {64, true}, {58, false}});
+  // Paced: before asking after chunks 1 and 2 the host waited for chunks 0 and 1.
+  CHECK(dec.counters().host_syncs == 3);
   CHECK(std::memcmp(want.data(), dec.logits().data(), want.size() * sizeof(float)) == 0);  // pacing changes no bit
 
   seen.clear();
