@@ -13,6 +13,8 @@ if(ATLAS_SANITIZE OR ATLAS_FUZZ)
       message(FATAL_ERROR "ATLAS_FUZZ needs clang (libFuzzer): configure with CXX=clang++-16")
     endif()
     list(APPEND _atlas_san -fsanitize=fuzzer-no-link)
+    # Only what the fuzz targets link is compiled (cmake/dependencies.cmake, atlas_fuzz_filter).
+    include(${PROJECT_SOURCE_DIR}/fuzz/sources.cmake)
   endif()
   add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${_atlas_san}>")
   add_link_options(-fsanitize=address,undefined)
