@@ -31,6 +31,24 @@ else()
 endif()
 message(STATUS "atlas: curl=${ATLAS_HAVE_CURL} benchmark=${ATLAS_HAVE_BENCHMARK} httplib=${ATLAS_HAVE_HTTPLIB} openssl=${OPENSSL_FOUND}")
 
+# In the fuzz build (ATLAS_FUZZ) keeps only the sources the fuzz targets link (fuzz/sources.cmake):
+# there the layer libraries exist for the fuzz targets alone, and the other sources' instrumented
+# compiles would be wasted. Elsewhere leaves the list as it is.
+function(atlas_fuzz_filter var)
+  if(NOT ATLAS_FUZZ)
+    return()
+  endif()
+  set(kept "")
+  foreach(src IN LISTS ${var})
+    file(RELATIVE_PATH rel_src ${PROJECT_SOURCE_DIR} ${src})
+    file(RELATIVE_PATH rel_bin ${PROJECT_BINARY_DIR} ${src})
+    if(rel_src IN_LIST ATLAS_FUZZ_LIB_SOURCES OR rel_bin IN_LIST ATLAS_FUZZ_LIB_SOURCES)
+      list(APPEND kept ${src})
+    endif()
+  endforeach()
+  set(${var} ${kept} PARENT_SCOPE)
+endfunction()
+
 # A layer library from every .cpp below `dir` (an INTERFACE library while the layer is empty).
 function(atlas_layer_library name dir)
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
@@ -39,6 +57,7 @@ function(atlas_layer_library name dir)
   # binaries open the module on demand (engine/backend_module.hpp). Relative to `dir`: a checkout
   # whose own path contains /cuda/ must still build.
   list(FILTER srcs EXCLUDE REGEX "^${dir}/(.*/)?(cuda/.*|cuda_[^/]*|cupti_[^/]*)$")
+  atlas_fuzz_filter(srcs)
   if(srcs)
     add_library(${name} STATIC ${srcs})
     target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})

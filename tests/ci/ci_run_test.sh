@@ -3,7 +3,8 @@
 # at the end, also when a stage fails (a slow stage on a new CI machine must be visible without
 # reading the log's clock), stops at the failed stage with its exit code, and its sanitizer and
 # fuzz builds leave the CUDA module out (they never run a GPU test, and nvcc's compiles would
-# take much of CI's 90 minutes on a cold ccache). `make` is a stub here: nothing is built.
+# take much of CI's 90 minutes on a cold ccache) and compile with line tables only (gcc at -O1).
+# `make` is a stub here: nothing is built.
 #   tests/ci/ci_run_test.sh [SOURCE_DIR]
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -39,4 +40,8 @@ for target in fuzz-build test-sanitize; do
   recipe=$(awk -v t="$target:" '$1 == t {on = 1; next} on && /^[^\t]/ {on = 0} on' "$src/Makefile")
   grep -q -- '-DATLAS_CUDA=OFF' <<<"$recipe" || fail "make $target configures without -DATLAS_CUDA=OFF"
 done
-echo "ci_run: stage times printed per stage and as a table on failure; sanitizer and fuzz builds without CUDA"
+# ... with line tables only, not RelWithDebInfo's -g, and the gcc sanitizer build at -O1
+# (cmake/sanitizers.cmake; README "Fuzzing and sanitizers": -O2 -g cost it 1.8x the CPU time).
+grep -q '_atlas_inst_default "-O1 -g1 -DNDEBUG"' "$src/cmake/sanitizers.cmake" || fail "the gcc sanitizer build is not at -O1 -g1"
+grep -q '_atlas_inst_default "-O2 -gline-tables-only -DNDEBUG"' "$src/cmake/sanitizers.cmake" || fail "the clang fuzz build is not at -O2 -gline-tables-only"
+echo "ci_run: stage times printed per stage and as a table on failure; sanitizer and fuzz builds without CUDA, with line tables only (gcc at -O1)"
