@@ -22,13 +22,8 @@ std::string_view to_string(SyncMode m) {
 }
 
 HostWait::HostWait(SyncMode mode) : mode_(mode) {
-  ATLAS_CUDA_CHECK(cudaEventCreateWithFlags(&spin_, cudaEventDisableTiming));
-  ATLAS_CUDA_CHECK(cudaEventCreateWithFlags(&blocking_, cudaEventDisableTiming | cudaEventBlockingSync));
-}
-
-HostWait::~HostWait() {
-  if (spin_) cudaEventDestroy(spin_);
-  if (blocking_) cudaEventDestroy(blocking_);
+  spin_.create();
+  blocking_.create(cudaEventDisableTiming | cudaEventBlockingSync);
 }
 
 void HostWait::wait(cudaStream_t stream) const {

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/cuda/stream.hpp"
+
 namespace atlas::engine::cuda {
 
 enum class SyncMode {
@@ -24,13 +26,12 @@ std::string_view to_string(SyncMode m);
 
 /// Waits for all work enqueued on a stream, as its mode says. Every mode ends in one
 /// *Synchronize call (after a spin it returns at once), so a tracer counts the same host syncs
-/// per step whichever mode runs. Owns its two events. Move-only.
+/// per step whichever mode runs. Owns its two events (released also when the second one fails to
+/// be created). Not copyable.
 class HostWait {
  public:
+  /// Throws kernels::KernelError when an event cannot be created.
   explicit HostWait(SyncMode mode = SyncMode::stream);
-  ~HostWait();
-  HostWait(const HostWait&) = delete;
-  HostWait& operator=(const HostWait&) = delete;
 
   SyncMode mode() const { return mode_; }
   void set_mode(SyncMode m) { mode_ = m; }
@@ -39,7 +40,7 @@ class HostWait {
 
  private:
   SyncMode mode_;
-  cudaEvent_t spin_ = nullptr, blocking_ = nullptr;
+  CudaEvent spin_, blocking_;
 };
 
 }  // namespace atlas::engine::cuda

@@ -26,15 +26,17 @@ class CudaStream {
   cudaStream_t s_ = nullptr;
 };
 
-/// An event for host waits on a point in a stream (no timing). Created by create().
+/// An event for host waits on a point in a stream. Created by create(); timing is off unless the
+/// flags ask for it.
 class CudaEvent {
  public:
   CudaEvent() = default;
   ~CudaEvent() { if (e_) cudaEventDestroy(e_); }
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
+  /// `flags`: cudaEventCreateWithFlags' flags (e.g. cudaEventDisableTiming | cudaEventBlockingSync).
   /// Throws KernelError.
-  void create() { ATLAS_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  void create(unsigned flags = cudaEventDisableTiming) { ATLAS_CUDA_CHECK(cudaEventCreateWithFlags(&e_, flags)); }
   operator cudaEvent_t() const { return e_; }
 
  private:
