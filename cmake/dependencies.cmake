@@ -56,7 +56,12 @@ function(atlas_layer_library name dir)
   # libraries and the CUDA module (engine/, suites/, tools/CMakeLists.txt), never into a layer:
   # binaries open the module on demand (engine/backend_module.hpp). Relative to `dir`: a checkout
   # whose own path contains /cuda/ must still build.
+  set(cuda_only ${srcs})
+  list(FILTER cuda_only INCLUDE REGEX "^${dir}/(.*/)?(cuda/.*|cuda_[^/]*|cupti_[^/]*)$")
   list(FILTER srcs EXCLUDE REGEX "^${dir}/(.*/)?(cuda/.*|cuda_[^/]*|cupti_[^/]*)$")
+  # Each of these must be claimed by a CUDA library (atlas_claim_cuda_sources), or it would never
+  # be compiled: atlas_check_cuda_sources() fails the configure naming it.
+  set_property(GLOBAL APPEND PROPERTY ATLAS_CUDA_ONLY_SOURCES ${cuda_only})
   atlas_fuzz_filter(srcs)
   if(srcs)
     add_library(${name} STATIC ${srcs})
@@ -65,6 +70,28 @@ function(atlas_layer_library name dir)
     add_library(${name} INTERFACE)
     target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})
   endif()
+endfunction()
+
+# Marks CUDA-only sources (see atlas_layer_library) as built by a CUDA library or the CUDA module.
+# Called whether or not CUDA is found, so a CPU-only configure checks the routing too.
+function(atlas_claim_cuda_sources)
+  set_property(GLOBAL APPEND PROPERTY ATLAS_CUDA_CLAIMED_SOURCES ${ARGN})
+endfunction()
+
+# Fails the configure on a CUDA-only source that no CUDA library claims: the name routing (a
+# cuda/ folder, cuda_*.cpp, cupti_*.cpp) keeps a file out of its layer, so an unclaimed one would
+# silently never compile. Called once, after every layer is added.
+function(atlas_check_cuda_sources)
+  get_property(only GLOBAL PROPERTY ATLAS_CUDA_ONLY_SOURCES)
+  get_property(claimed GLOBAL PROPERTY ATLAS_CUDA_CLAIMED_SOURCES)
+  foreach(src IN LISTS only)
+    if(NOT src IN_LIST claimed)
+      file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${src})
+      message(FATAL_ERROR "${rel}: its name routes it out of its layer (a cuda/ folder, cuda_*.cpp or "
+              "cupti_*.cpp are CUDA-only: docs/architecture.md), but no CUDA library builds it. "
+              "Rename it, or add its folder to a CUDA library (engine/CMakeLists.txt, suites/CMakeLists.txt).")
+    endif()
+  endforeach()
 endfunction()
 
 # target_link_libraries that works for both STATIC and INTERFACE layer libraries.
