@@ -62,7 +62,7 @@ struct WindowStageKernels {
 /// A window's kernels charged to their stages (attribute_stages, then exclusive_kernel_ns);
 /// "unattributed" holds them all when no attribution applies. The one reading of a window's
 /// kernels by stage: the decode-anatomy suite's CUPTI source and atlas-cuda-bench's anatomy
-/// (cuda_anatomy.cpp) both use it.
+/// (tools/cuda-bench/token_anatomy.cpp) both use it.
 WindowStageKernels stage_kernels(const TraceWindow& w, const GraphStageMap& graph,
                                  const std::vector<engine::Stage>& launch_order);
 

@@ -11,9 +11,9 @@
 
 #include "common/exit_code.hpp"
 #include "engine/formats/presets.hpp"
-#include "suites/decode_anatomy/cuda_anatomy.hpp"
 #include "suites/decode_anatomy/cuda_copy_bandwidth.hpp"
 #include "tools/cuda-bench/decode_bench.hpp"
+#include "tools/cuda-bench/token_anatomy.hpp"
 
 int main(int argc, char** argv) {
   using namespace atlas::suites;

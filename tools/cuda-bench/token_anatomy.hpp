@@ -4,11 +4,14 @@
 // direction and pageable/pinned, per-stage GPU time, idle gaps), from CUPTI; plus a roofline
 // line (weight + KV bytes per token over the device-to-device copy bandwidth measured in the same
 // run). Graph replay and eager launches are measured side by side on one decoder.
+// atlas-cuda-bench's whole-step view (wall, GPU span, idle gaps, launch latency per token); the
+// per-stage reading of each window is the decode-anatomy suite's (suites/decode_anatomy/
+// cupti_kernel_stages.hpp, stage_kernels), shared with the suite's CUPTI source.
 #include <nlohmann/json.hpp>
 
 #include "engine/model_config.hpp"
 
-namespace atlas::suites {
+namespace atlas::cuda_bench {
 
 struct CudaAnatomyOptions {
   int prompt_tokens = 128;
@@ -22,4 +25,4 @@ struct CudaAnatomyOptions {
 nlohmann::json run_cuda_decode_anatomy(const engine::ModelConfig& config, const CudaAnatomyOptions& opts,
                                        double copy_bytes_per_s);
 
-}  // namespace atlas::suites
+}  // namespace atlas::cuda_bench

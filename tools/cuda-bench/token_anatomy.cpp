@@ -1,5 +1,4 @@
-#ifdef ATLAS_HAVE_CUDA
-#include "suites/decode_anatomy/cuda_anatomy.hpp"
+#include "tools/cuda-bench/token_anatomy.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -12,8 +11,15 @@
 #include "suites/decode_anatomy/cupti_tracer.hpp"
 #include "suites/decode_anatomy/cupti_kernel_stages.hpp"
 
-namespace atlas::suites {
+namespace atlas::cuda_bench {
 namespace {
+
+using suites::CopyCounts;
+using suites::CuptiTracer;
+using suites::GraphStageMap;
+using suites::StageAttribution;
+using suites::TraceWindow;
+using suites::WindowStageKernels;
 
 struct TokenAnatomy {
   double wall_us = 0, gpu_span_us = 0, gpu_busy_us = 0, gpu_idle_us = 0, launch_latency_us = 0;
@@ -190,5 +196,4 @@ nlohmann::json run_cuda_decode_anatomy(const engine::ModelConfig& config, const 
   return out;
 }
 
-}  // namespace atlas::suites
-#endif  // ATLAS_HAVE_CUDA
+}  // namespace atlas::cuda_bench
