@@ -76,14 +76,7 @@ void Backend::prefill_chunk_done(int chunk_tokens, bool more) {
 
 BackendOptions backend_options_from_env(BackendOptions base) {
   if (env_flag("ATLAS_NO_DECODE_GRAPHS")) base.decode_graphs = false;
-  if (const char* t = std::getenv("ATLAS_THREADS"); t && *t) {
-    char* end = nullptr;
-    const long v = std::strtol(t, &end, 10);
-    if (*end != '\0' || v < 1 || v > 4096) {
-      throw EngineError(std::string("environment variable ATLAS_THREADS = '") + t + "' is invalid (must be an integer >= 1)");
-    }
-    base.threads = static_cast<int>(v);
-  }
+  base.threads = env_int("ATLAS_THREADS", 1, 4096, base.threads);
   return base;
 }
 

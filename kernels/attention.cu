@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/env_flag.hpp"
 #include "kernels/attention_decode_cluster.hpp"
 #include "kernels/check.hpp"
 #include "kernels/device_common.cuh"
@@ -412,10 +413,7 @@ std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, ElemTy
 
 /// ATLAS_ATTN_KERNEL=split selects the split-K kernel where the cluster kernel would apply.
 static bool cluster_kernel(ElemType wtype, int group, int head_dim, int rope_dim) {
-  static const bool forced_split = [] {
-    const char* e = std::getenv("ATLAS_ATTN_KERNEL");
-    return e != nullptr && std::string(e) == "split";
-  }();
+  static const bool forced_split = atlas::env_choice("ATLAS_ATTN_KERNEL", {"split", "cluster"}) == "split";
   const bool full_rope = rope_dim <= 0 || rope_dim >= head_dim;  // the cluster kernel rotates whole heads
   return !forced_split && full_rope && attention_decode_cluster_supported(wtype, group, head_dim);
 }
@@ -423,11 +421,7 @@ static bool cluster_kernel(ElemType wtype, int group, int head_dim, int rope_dim
 int attention_decode_splits(ElemType wtype, int group, int head_dim, int bucket, int rope_dim) {
   // Short slices, many blocks: a block's time is a chain of dependent load rounds, so 128 or
   // 256 keys per slice measured slower on the H200 than 32 or 64 (docs/PERF.md).
-  static const int keys = [] {
-    const char* e = std::getenv("ATLAS_ATTN_KEYS_PER_SPLIT");
-    const int v = e != nullptr ? std::atoi(e) : 0;
-    return v > 0 ? v : 32;
-  }();
+  static const int keys = atlas::env_int("ATLAS_ATTN_KEYS_PER_SPLIT", 1, 1 << 20, 32);
   if (cluster_kernel(wtype, group, head_dim, rope_dim))
     return attention_decode_cluster_splits(wtype, group, head_dim, bucket, keys);
   return std::clamp(bucket / keys, 1, 32);
@@ -457,10 +451,7 @@ void attention_decode_prepare(ElemType wtype, int group, int head_dim, int chunk
 
 /// ATLAS_ATTN_SCORES=thread selects the one-thread-per-key score phase (A/B runs).
 static bool attention_team_scores() {
-  static const bool on = [] {
-    const char* e = std::getenv("ATLAS_ATTN_SCORES");
-    return !(e != nullptr && std::string(e) == "thread");
-  }();
+  static const bool on = atlas::env_choice("ATLAS_ATTN_SCORES", {"thread", "team"}) != "thread";
   return on;
 }
 

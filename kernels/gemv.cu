@@ -380,10 +380,7 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
 /// Which GEMV kernel decode uses: the cp.async ring (default) or register batches
 /// (ATLAS_GEMV_KERNEL=regs), kept for A/B measurement.
 bool use_async() {
-  static const bool v = [] {
-    const char* e = std::getenv("ATLAS_GEMV_KERNEL");
-    return !(e != nullptr && std::string(e) == "regs");
-  }();
+  static const bool v = atlas::env_choice("ATLAS_GEMV_KERNEL", {"regs", "async"}) != "regs";
   return v;
 }
 
@@ -419,10 +416,7 @@ int blocks_per_sm(size_t smem) {
 /// ATLAS_GEMV_BLOCKS_PER_SM=N overrides the resident-block count the persistent grid is sized
 /// by (a tuning knob: a large N gives one short range per block instead of a persistent grid).
 int blocks_per_sm_override() {
-  static const int v = [] {
-    const char* e = std::getenv("ATLAS_GEMV_BLOCKS_PER_SM");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
+  static const int v = atlas::env_int("ATLAS_GEMV_BLOCKS_PER_SM", 1, 1024, 0);
   return v;
 }
 
@@ -435,9 +429,8 @@ int blocks_per_sm_override() {
 /// never staged.
 bool stage_plain_x(size_t bytes) {
   static const int forced = [] {
-    const char* e = std::getenv("ATLAS_GEMV_PLAIN_X");
-    if (e == nullptr) return -1;
-    return std::string(e) == "smem" ? 1 : std::string(e) == "global" ? 0 : -1;
+    const std::string e = atlas::env_choice("ATLAS_GEMV_PLAIN_X", {"smem", "global"});
+    return e.empty() ? -1 : e == "smem" ? 1 : 0;
   }();
   static const size_t limit = [] {
     int dev = 0, optin = 0;
@@ -461,7 +454,7 @@ int prologue_items_knob() {
     char* end = nullptr;
     const long n = std::strtol(e, &end, 10);
     if (*end != '\0' || n < 0 || n > kStages - 1)
-      throw KernelError(std::string("ATLAS_GEMV_PROLOGUE must be 0 (default), half or 1..") +
+      throw atlas::InputError(std::string("environment variable ATLAS_GEMV_PROLOGUE must be 0 (default), half or 1..") +
                         std::to_string(kStages - 1) + ", got '" + e + "'");
     return static_cast<int>(n);
   }();
@@ -520,11 +513,9 @@ int pick_ksplit(int rows, int grid) {
 /// ATLAS_GEMV_KSPLIT=1/2/4/8 forces the K split (A/B runs); otherwise pick_ksplit decides.
 int ksplit_override() {
   static const int v = [] {
-    const char* e = std::getenv("ATLAS_GEMV_KSPLIT");
-    if (e == nullptr || *e == '\0') return 0;
-    const int k = std::atoi(e);
-    if (k != 1 && k != 2 && k != 4 && k != 8)
-      throw KernelError(std::string("ATLAS_GEMV_KSPLIT must be 1, 2, 4 or 8, got '") + e + "'");
+    const int k = atlas::env_int("ATLAS_GEMV_KSPLIT", 1, 8, 0);
+    if (k != 0 && k != 1 && k != 2 && k != 4 && k != 8)
+      throw atlas::InputError("environment variable ATLAS_GEMV_KSPLIT = '" + std::to_string(k) + "' is not 1, 2, 4 or 8");
     return k;
   }();
   return v;

@@ -90,11 +90,11 @@ class CudaBackend final : public Backend {
     d.wtype = opts.fp32 ? kernels::ElemType::f32 : kernels::ElemType::bf16;
     d.max_seq = opts.max_seq_len;  // 0: the model's, within the kernels' bound (CudaDecoder)
     d.graphs = opts.decode_graphs && !env_flag("ATLAS_NO_DECODE_GRAPHS");
-    if (const char* v = std::getenv("ATLAS_CUDA_VETO_LAYER"); v && *v) d.veto_layer = std::atoi(v);
+    d.veto_layer = env_int("ATLAS_CUDA_VETO_LAYER", 0, 1 << 20, -1);
     d.moe_host_routing = env_flag("ATLAS_MOE_HOST_ROUTING");
     if (const char* v = std::getenv("ATLAS_CUDA_SYNC")) d.sync_mode = cuda::parse_sync_mode(v, "ATLAS_CUDA_SYNC");
     d.chunked_prefill = !env_flag("ATLAS_PREFILL_BY_STEPS");  // A/B: prompts as decode steps
-    if (const char* v = std::getenv("ATLAS_CUDA_PROFILE_STEP"); v && *v) d.profile_step = std::atoi(v);
+    d.profile_step = env_int("ATLAS_CUDA_PROFILE_STEP", 0, 1 << 30, 0);
     return d;
   }
 

@@ -9,8 +9,9 @@
 #include <cstring>
 #include <string>
 
-#include "engine/cuda/blocks/block_util.hpp"
+#include "common/env_flag.hpp"
 #include "common/machine_error.hpp"
+#include "engine/cuda/blocks/block_util.hpp"
 #include "engine/error.hpp"
 #include "engine/no_device_message.hpp"
 #include "kernels/flash_prefill.hpp"
@@ -118,11 +119,8 @@ CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::ui
   }
   // Prefill attention: the fused flash kernel where it applies (bf16, d = 64/128), else scores
   // materialised through cuBLAS. ATLAS_PREFILL_ATTENTION=gemm forces the latter (A/B runs).
-  {
-    const char* e = std::getenv("ATLAS_PREFILL_ATTENTION");
-    flash_prefill_ = kernels::flash_attention_prefill_supported(opts_.wtype, c.head_dim) &&
-                     !(e != nullptr && std::string(e) == "gemm");
-  }
+  flash_prefill_ = kernels::flash_attention_prefill_supported(opts_.wtype, c.head_dim) &&
+                   env_choice("ATLAS_PREFILL_ATTENTION", {"gemm", "flash"}) != "gemm";
   head_ = std::make_unique<DeviceHead>(config_, opts_.wtype);
   chunked_prefill_ = opts_.chunked_prefill;
   for (int l = 0; l < c.n_layers; ++l) {

@@ -283,7 +283,7 @@ TEST_CASE("backend_options_from_env: ATLAS_NO_DECODE_GRAPHS and ATLAS_THREADS") 
   CHECK_FALSE(o.decode_graphs);
   CHECK(o.threads == 3);
   ::setenv("ATLAS_THREADS", "zero", 1);
-  CHECK_THROWS_WITH_AS(backend_options_from_env({}), doctest::Contains("ATLAS_THREADS = 'zero'"), EngineError);
+  CHECK_THROWS_WITH_AS(backend_options_from_env({}), doctest::Contains("ATLAS_THREADS = 'zero'"), atlas::InputError);
   ::unsetenv("ATLAS_NO_DECODE_GRAPHS");
   ::unsetenv("ATLAS_THREADS");
   o = backend_options_from_env({});
