@@ -1,8 +1,8 @@
 #pragma once
 // Text from records and reports (metric names, reasons, file names) as it goes into the
 // markdown a CI job posts on a pull request. A metric named "[x](https://evil)", "@org/team" or
-// "<img src=...>" used to become a link, a mention that notifies people, or HTML in the PR
-// comment: the names come from records and suite configs a PR author controls. One escaper for
+// "<img src=...>" would otherwise become a link, a mention that notifies people, or HTML in the
+// PR comment: the names come from records and suite configs a PR author controls. One escaper for
 // every markdown printer, so none is forgotten.
 #include <string>
 #include <string_view>

@@ -146,7 +146,8 @@ void accept(Baseline& b, const std::string& key, const records::Record& record, 
   auto& m = it->second;
   if (m.frozen) throw GateError("accept " + key + ": the metric is frozen; unfreeze it first");
   // The entry names every field it moves, with both ends: the merge-base check licenses only
-  // what an entry names (an entry that said old == new used to license any tolerance or unit).
+  // what an entry names (an entry saying only old == new would otherwise license any tolerance or
+  // unit).
   HistoryEntry h{stamp.commit, stamp.date, m.value, fresh.value, reason, HistoryAction::accept, ""};
   if (!(m.tolerance == fresh.tolerance)) h.tolerance = FieldChange<Tolerance>{m.tolerance, fresh.tolerance};
   if (m.unit != fresh.unit) h.unit = FieldChange<std::string>{m.unit, fresh.unit};

@@ -115,7 +115,7 @@ if not files:
     print("-\t-\t-\tno-record"); sys.exit()
 t = json.load(open(files[-1])).get("verdicts", {}).get("timed", {})
 o = t.get("outcome") or {}
-# the decode metric the gate judges: us_per_token, or (2026-12-03 on) its wait-corrected form
+# the decode metric the gate judges: us_per_token, or its wait-corrected form (records of either)
 v = next((v for v in o.get("verdicts", []) if v["metric"].startswith("decode-anatomy/us_per_token")), None)
 if v is None:
     print("-\t-\t-\t" + (t.get("skipped_reason") or "no-verdict").replace("\t", " ")[:80]); sys.exit()

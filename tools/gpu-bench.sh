@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One GPU session's worth of work in one command: configure + build the CUDA targets, run the GPU
+# A whole GPU check in one device call: configure + build the CUDA targets, run the GPU
 # tests (with the Hugging Face reference), the decode benchmark + CUPTI anatomy (atlas-cuda-bench)
 # and the decode-anatomy suite through atlas-bench on the CUDA backend, writing
 # logs and JSON records under OUT.
