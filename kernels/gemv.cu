@@ -169,6 +169,25 @@ __device__ __forceinline__ void finish_pair(float (&acc)[kRowsPerWarp], float (&
   }
 }
 
+/// Where a thread of a GEMV block works, the same in both kernels: its lane and warp, its warp's
+/// row-pair group and K slice, the row's 16-byte vector count, and the block's contiguous row
+/// pairs [p0, p1) of the persistent grid (block b of g owns pairs [P*b/g, P*(b+1)/g): balanced to
+/// within one pair).
+template <typename W, int KSplit>
+struct GemvPlace {
+  int lane, warp, group, slice, nvec, pairs, p0, p1, c0;
+  __device__ __forceinline__ GemvPlace(int rows, int ld)
+      : lane(threadIdx.x & 31),
+        warp(threadIdx.x >> 5),
+        group(warp / KSplit),
+        slice(warp % KSplit),
+        nvec(ld / dev::kVec<W>),
+        pairs((rows + kRowsPerWarp - 1) / kRowsPerWarp),
+        p0(static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x)),
+        p1(static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x)),
+        c0(slice * 32 + lane) {}
+};
+
 template <typename W, GemvInput In, GemvOutput Out, int KSplit>
 __global__ void __launch_bounds__(kWarps * 32)
 gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __restrict__ xin,
@@ -179,14 +198,9 @@ gemv_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* __rest
   constexpr int kGroups = kWarps / KSplit;  // row pairs a block works on at once
   constexpr int kStep = 32 * KSplit;
 
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int group = warp / KSplit, slice = warp % KSplit;
-  const int nvec = ld / dev::kVec<W>;
-  // Persistent grid: block b owns the contiguous pairs [p0, p1), balanced to within one pair.
-  const int pairs = (rows + kRowsPerWarp - 1) / kRowsPerWarp;
-  const int p0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
-  const int p1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
-  const int c0 = slice * 32 + lane;
+  const GemvPlace<W, KSplit> at(rows, ld);
+  const int lane = at.lane, group = at.group, slice = at.slice, nvec = at.nvec;
+  const int pairs = at.pairs, p0 = at.p0, p1 = at.p1, c0 = at.c0;
 
   auto row_ptrs = [&](int pair, const uint4** wr) {
 #pragma unroll
@@ -279,13 +293,9 @@ gemv_async_kernel(const W* __restrict__ w, int rows, int k, int ld, const void* 
   constexpr int kGroups = kWarps / KSplit;
   constexpr int kStep = 32 * KSplit;
 
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int group = warp / KSplit, slice = warp % KSplit;
-  const int nvec = ld / dev::kVec<W>;
-  const int pairs = (rows + kRowsPerWarp - 1) / kRowsPerWarp;
-  const int p0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
-  const int p1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
-  const int c0 = slice * 32 + lane;
+  const GemvPlace<W, KSplit> at(rows, ld);
+  const int lane = at.lane, warp = at.warp, group = at.group, slice = at.slice, nvec = at.nvec;
+  const int pairs = at.pairs, p0 = at.p0, p1 = at.p1, c0 = at.c0;
   const int per_lane = (nvec + kStep - 1) / kStep;       // vectors per row per lane
   const int nchunk = (per_lane + kChunk - 1) / kChunk;   // items per pair
   const int steps = (p1 - p0 + kGroups - 1) / kGroups;   // block-uniform
