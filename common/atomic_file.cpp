@@ -4,19 +4,17 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 
 #include "common/error.hpp"
+#include "common/machine_error.hpp"
 #include "common/termination.hpp"
 
 namespace atlas {
 namespace {
-
-std::string errno_text() { return std::strerror(errno); }
 
 std::filesystem::path dir_of(const std::filesystem::path& path) { return path.has_parent_path() ? path.parent_path() : std::filesystem::path("."); }
 
@@ -38,12 +36,16 @@ void write_all(int fd, std::string_view content, const std::string& what) {
   while (off < content.size()) {
     const ssize_t n = ::write(fd, content.data() + off, content.size() - off);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error("cannot write " + what + ": " + errno_text());
+      const int err = errno;
+      if (err == EINTR) continue;
+      throw_errno_error("cannot write " + what, err);
     }
     off += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) throw Error("cannot flush " + what + ": " + errno_text());
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    throw_errno_error("cannot flush " + what, err);
+  }
 }
 
 /// The content, written and flushed, in a file beside `path` that has no name yet
@@ -85,7 +87,10 @@ class UnnamedTemp {
 // registers it with termination::TempPath first.
 void write_named_temp(const std::filesystem::path& tmp, std::string_view content) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot create " + tmp.string() + ": " + errno_text());
+  if (fd < 0) {
+    const int err = errno;
+    throw_errno_error("cannot create " + tmp.string(), err);
+  }
   try {
     write_all(fd, content, tmp.string());
   } catch (...) {
@@ -94,16 +99,16 @@ void write_named_temp(const std::filesystem::path& tmp, std::string_view content
     throw;
   }
   if (::close(fd) != 0) {
-    const std::string why = errno_text();
+    const int err = errno;
     ::unlink(tmp.c_str());
-    throw Error("cannot flush " + tmp.string() + ": " + why);
+    throw_errno_error("cannot flush " + tmp.string(), err);
   }
 }
 
 void make_parent(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::create_directories(dir_of(path), ec);
-  if (ec) throw Error("cannot create directory " + dir_of(path).string() + ": " + ec.message());
+  if (ec) throw_errno_error("cannot create directory " + dir_of(path).string(), ec);
 }
 
 void fsync_dir(const std::filesystem::path& path) {
@@ -116,9 +121,9 @@ void fsync_dir(const std::filesystem::path& path) {
 
 void rename_over(const std::filesystem::path& tmp, const std::filesystem::path& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = errno_text();
+    const int err = errno;
     ::unlink(tmp.c_str());
-    throw Error("cannot rename " + tmp.string() + " to " + path.string() + ": " + why);
+    throw_errno_error("cannot rename " + tmp.string() + " to " + path.string(), err);
   }
 }
 
@@ -131,7 +136,10 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   // The temp file has a name only between the link and the rename; a SIGTERM then removes it.
   const termination::TempPath guard(tmp);
   if (unnamed.fd() >= 0) {
-    if (!unnamed.link_to(tmp)) throw Error("cannot create " + tmp.string() + ": " + errno_text());
+    if (!unnamed.link_to(tmp)) {
+      const int err = errno;
+      throw_errno_error("cannot create " + tmp.string(), err);
+    }
   } else {
     write_named_temp(tmp, content);
   }
@@ -145,7 +153,10 @@ void write_file_atomic_new(const std::filesystem::path& path, std::string_view c
   if (unnamed.fd() >= 0) {
     // linkat(2) fails with EEXIST instead of replacing: a record is never overwritten, and the
     // file never exists under another name.
-    if (!unnamed.link_to(path)) throw Error("cannot create " + path.string() + ": " + errno_text());
+    if (!unnamed.link_to(path)) {
+      const int err = errno;
+      throw_errno_error("cannot create " + path.string(), err);
+    }
     fsync_dir(path);
     return;
   }
@@ -153,9 +164,9 @@ void write_file_atomic_new(const std::filesystem::path& path, std::string_view c
   const termination::TempPath guard(tmp);
   write_named_temp(tmp, content);
   if (::link(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = errno_text();
+    const int err = errno;
     ::unlink(tmp.c_str());
-    throw Error("cannot create " + path.string() + ": " + why);
+    throw_errno_error("cannot create " + path.string(), err);
   }
   ::unlink(tmp.c_str());
   fsync_dir(path);

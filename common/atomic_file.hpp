@@ -11,10 +11,13 @@
 namespace atlas {
 
 /// Writes `content` to `path` atomically (temp + fsync + rename). Creates parent directories.
-/// Throws atlas::Error naming the path on any I/O failure.
+/// Throws naming the path and the system's reason on any I/O failure: an InputError when the
+/// path is wrong (a parent that is a file, no permission, a read-only file system), a
+/// MachineError when the machine failed (no space, an I/O error, out of descriptors:
+/// errno_is_machine_failure in common/machine_error.hpp), so a command exits 3 or 4.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
-/// As write_file_atomic, but fails (throws atlas::Error) if `path` already exists: records are
+/// As write_file_atomic, but fails (throws atlas::InputError) if `path` already exists: records are
 /// never overwritten. Uses link(2) so that two writers cannot both succeed.
 void write_file_atomic_new(const std::filesystem::path& path, std::string_view content);
 

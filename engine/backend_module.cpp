@@ -9,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/machine_error.hpp"
 #include "engine/error.hpp"
 
 namespace atlas::engine {
@@ -18,6 +19,10 @@ struct LoadedModule {
   void* handle = nullptr;
   std::string path;
   std::string error;  // why it could not be opened (set once, reported on every call)
+  // Whose failure that is: the request's (a build without CUDA, an ATLAS_CUDA_MODULE naming no
+  // file: exit 3) or the machine's or the build's (a module that does not load, is not ours, was
+  // built from other sources or lacks an entry point: exit 4).
+  bool input_error = false;
 };
 
 std::atomic<bool> g_loaded{false};
@@ -45,15 +50,20 @@ LoadedModule open_module() {
   if (const char* env = std::getenv("ATLAS_CUDA_MODULE"); !env || !*env) {
     m.error = "this build has no CUDA backend (no CUDA toolkit when it was configured; configure with nvcc available and "
               "-DATLAS_CUDA=ON)";
+    m.input_error = true;
     return m;
   }
 #endif
   std::string tried;
+  const char* env = std::getenv("ATLAS_CUDA_MODULE");
+  const bool named = env != nullptr && *env != '\0';
+  bool named_missing = false;
   for (const auto& path : candidates()) {
     // A bare file name goes to the loader's search path; anything else must exist.
     const bool bare = path.find('/') == std::string::npos;
     if (!bare && !std::filesystem::exists(path)) {
       tried += "\n  " + path + ": no such file";
+      named_missing = named;  // the user named a wrong path; a build's own module missing is the build's failure
       continue;
     }
     dlerror();
@@ -83,6 +93,7 @@ LoadedModule open_module() {
   }
   m.error = std::string("cannot open the CUDA backend module ") + kCudaModuleFile +
             " (set ATLAS_CUDA_MODULE to its path); tried:" + tried;
+  m.input_error = named_missing;
   return m;
 }
 
@@ -96,9 +107,12 @@ const LoadedModule& module() {
 
 void* cuda_module_symbol(const char* symbol) {
   const LoadedModule& m = module();
-  if (m.handle == nullptr) throw EngineError("backend 'cuda': " + m.error);
+  if (m.handle == nullptr) {
+    if (m.input_error) throw EngineError("backend 'cuda': " + m.error);
+    throw MachineError("backend 'cuda': " + m.error);
+  }
   void* p = ::dlsym(m.handle, symbol);
-  if (p == nullptr) throw EngineError("backend 'cuda': " + m.path + " has no entry point '" + symbol + "'");
+  if (p == nullptr) throw MachineError("backend 'cuda': " + m.path + " has no entry point '" + symbol + "' (a module from another build)");
   return p;
 }
 

@@ -27,9 +27,10 @@ inline std::string cuda_module_abi() {
 /// The address of `symbol` (an extern "C" entry point) in the CUDA module, opening the module
 /// on the first call (thread-safe). The module is looked for at $ATLAS_CUDA_MODULE, else beside
 /// the executable, else in the build tree that built this binary, else on the loader's search
-/// path. Throws EngineError naming every place tried with dlerror()'s reason, when the build has
-/// no CUDA backend, when the module was built from other sources (ABI mismatch) or lacks
-/// `symbol`.
+/// path. Throws naming every place tried with dlerror()'s reason: EngineError (the request's
+/// error, exit 3) when the build has no CUDA backend or ATLAS_CUDA_MODULE names no file;
+/// MachineError (exit 4) when the module does not load, is not an atlas module, was built from
+/// other sources (ABI mismatch) or lacks `symbol`, or the build's own module is missing.
 void* cuda_module_symbol(const char* symbol);
 
 /// Whether this process has opened the CUDA module (tests: a CPU-only command must not).

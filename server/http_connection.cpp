@@ -16,6 +16,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "common/machine_error.hpp"
 #include "server/error.hpp"
 
 namespace atlas::server {
@@ -24,7 +25,8 @@ namespace atlas::server {
 
 Pressure::Pressure() {
   fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (fd_ < 0) throw ServerError(std::string("cannot create an eventfd: ") + std::strerror(errno));
+  // No eventfd (no descriptor left, no memory) is the machine's failure, not the request's.
+  if (fd_ < 0) throw MachineError(std::string("cannot create an eventfd: ") + std::strerror(errno));
 }
 
 Pressure::~Pressure() { ::close(fd_); }
@@ -297,7 +299,7 @@ socket_t DeadlineStream::socket() const { return fd_ < FD_SETSIZE ? fd_ : INVALI
 
 HttpServer::HttpServer(ConnectionLimits limits) : limits_(limits) {
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0 || ::pipe2(abort_, O_CLOEXEC | O_NONBLOCK) != 0) {
-    throw ServerError(std::string("cannot create a pipe: ") + std::strerror(errno));
+    throw MachineError(std::string("cannot create a pipe: ") + std::strerror(errno));  // the machine's failure: exit 4
   }
   // The accept loop sets these as SO_RCVTIMEO/SO_SNDTIMEO; DeadlineStream waits with poll()
   // before every recv/send, so they are a backstop only.

@@ -7,7 +7,7 @@
 #
 #   tools/gpu-ab-trees.sh OUT DATA_DIR DEPS_PREFIX BASE_TREE [ROUNDS] [-- BENCH_ARGS...]
 set -uo pipefail
-[ $# -ge 4 ] || { echo "usage: tools/gpu-ab-trees.sh OUT DATA_DIR DEPS_PREFIX BASE_TREE [ROUNDS] [-- BENCH_ARGS...]" >&2; exit 2; }
+[ $# -ge 4 ] || { echo "usage: tools/gpu-ab-trees.sh OUT DATA_DIR DEPS_PREFIX BASE_TREE [ROUNDS] [-- BENCH_ARGS...]" >&2; exit 3; }  # 3: a usage error (README, "Exit codes")
 OUT=$1 DATA=$2 DEPS=$3 BASE=$4
 shift 4
 ROUNDS=2
@@ -23,7 +23,7 @@ half=$(nproc)  # the head build is usually already done by gpu-bench.sh
 ( cd "$BASE" && BUILD=build-gpu JOBS=$half gpu_build "$OUT/base" "$DATA" "$DEPS" atlas-cuda-bench ) & pb=$!
 BUILD=build-gpu JOBS=$half gpu_build "$OUT" "$DATA" "$DEPS" atlas-cuda-bench; rh=$?
 wait $pb; rb=$?
-if [ $rb -ne 0 ] || [ $rh -ne 0 ]; then echo "build failed: base $rb head $rh"; exit 3; fi
+if [ $rb -ne 0 ] || [ $rh -ne 0 ]; then echo "build failed: base $rb head $rh"; exit 4; fi  # the program's failure (README, "Exit codes")
 date -u | tee "$OUT/ab-trees.txt"
 for r in $(seq 1 "$ROUNDS"); do
   for side in base head; do

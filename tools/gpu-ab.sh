@@ -10,7 +10,7 @@
 # Repeating "" first and last brackets the others with the defaults (these machines drift).
 # BENCH_ARGS default to --no-anatomy --repeats 3 --ttft-prompt 0. Knobs: docs/PERF.md.
 set -uo pipefail
-[ $# -ge 4 ] || { echo "usage: tools/gpu-ab.sh OUT DATA_DIR DEPS_PREFIX SETTING... [-- BENCH_ARGS...]" >&2; exit 2; }
+[ $# -ge 4 ] || { echo "usage: tools/gpu-ab.sh OUT DATA_DIR DEPS_PREFIX SETTING... [-- BENCH_ARGS...]" >&2; exit 3; }  # 3: a usage error (README, "Exit codes")
 OUT=$1 DATA=$2 DEPS=$3
 shift 3
 settings=()
@@ -21,7 +21,7 @@ bench_args=("$@")
 mkdir -p "$OUT"
 # shellcheck source=tools/gpu-build.sh
 . "$(dirname "$0")/gpu-build.sh"
-gpu_build "$OUT" "$DATA" "$DEPS" atlas-cuda-bench || exit 3
+gpu_build "$OUT" "$DATA" "$DEPS" atlas-cuda-bench || exit 4  # the build failed: the program's failure (README, "Exit codes")
 BUILD=${BUILD:-build-gpu}
 date -u | tee "$OUT/ab.txt"
 i=0

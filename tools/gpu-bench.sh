@@ -28,7 +28,7 @@ cat "$OUT/summary.txt"
 log "configure + build"
 # shellcheck source=tools/gpu-build.sh
 . "$(dirname "$0")/gpu-build.sh"
-gpu_build "$OUT" "$DATA" "$DEPS" atlas_tests_gpu atlas-cuda-bench atlas-bench || exit 3
+gpu_build "$OUT" "$DATA" "$DEPS" atlas_tests_gpu atlas-cuda-bench atlas-bench || exit 4  # the build failed: the program's failure (README, "Exit codes")
 
 log "hugging face reference (tests/gpu/hf_reference.py)"
 HF_DIR=${HF_DIR:-/tmp/atlas-hf-ref}

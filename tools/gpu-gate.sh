@@ -23,7 +23,7 @@ mkdir -p "$OUT"
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1; } > "$OUT/summary.txt"
 # shellcheck source=tools/gpu-build.sh
 . "$(dirname "$0")/gpu-build.sh"
-gpu_build "$OUT" "$DATA" "$DEPS" atlas-bench || exit 3
+gpu_build "$OUT" "$DATA" "$DEPS" atlas-bench || exit 4  # the build failed: the program's failure (README, "Exit codes")
 B="$(pwd)/$BUILD/tools/atlas-bench"
 WORK=$(mktemp -d)
 # The judge reads its gate config and BASELINEs from the merge-base with the target branch, never
@@ -34,7 +34,7 @@ WORK=$(mktemp -d)
 # and BASELINEs, with origin/main moved onto them: the merge-base then holds exactly what is
 # judged, as on a CI runner after those files landed.
 REPO="$WORK/repo"
-git clone -q "$(pwd)" "$REPO" || { echo "git clone of the checkout failed" | tee -a "$OUT/summary.txt"; exit 3; }
+git clone -q "$(pwd)" "$REPO" || { echo "git clone of the checkout failed" | tee -a "$OUT/summary.txt"; exit 4; }
 # what was sent, committed or not, is what is judged
 cp -r gates/config/. "$REPO/gates/config/"
 cp -r baselines/. "$REPO/baselines/"

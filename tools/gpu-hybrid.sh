@@ -19,7 +19,7 @@ if [ -n "$BASE" ]; then
   mkdir -p "$OUT/base"
   ( cd "$BASE" && BUILD=build-gpu JOBS=$((JOBS / 2)) gpu_build "$OUT/base" "$DATA" "$DEPS" atlas-cuda-bench ) & pb=$!
 fi
-BUILD=build-gpu gpu_build "$OUT" "$DATA" "$DEPS" atlas_tests_gpu atlas-cuda-bench atlas-bench || exit 3
+BUILD=build-gpu gpu_build "$OUT" "$DATA" "$DEPS" atlas_tests_gpu atlas-cuda-bench atlas-bench || exit 4  # the build failed: the program's failure (README, "Exit codes")
 echo "build $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
 HF_DIR=/tmp/atlas-hf-ref
 [ "${DENSE_HF:-1}" = 0 ] || PYTHONUNBUFFERED=1 python3 tests/gpu/hf_reference.py "$HF_DIR" > "$OUT/hf-reference.log" 2>&1 ||

@@ -25,34 +25,37 @@
 # decided greedy step equal (our top-2 margin > 1e-3); the worst position is printed too. BF16 /
 # Q8_0 files are reported, not judged: llama.cpp rounds activations to bf16 / Q8 blocks in those
 # dot products where we keep them in float32, so the logits differ by ~1e-2 by design. Exit 0
-# when all F32 checks pass, 1 otherwise, 2 on a usage / build error.
+# when all F32 checks pass, 1 otherwise, 3 on a usage error or a missing file, 4 when llama.cpp or
+# llama_logits does not build (the program's failure; README, "Exit codes": 2 is the gates'
+# inconclusive).
 set -euo pipefail
 
-llama=${1:?usage: $0 LLAMA_CPP_DIR [BUILD_DIR]}
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then echo "usage: $0 LLAMA_CPP_DIR [BUILD_DIR]" >&2; exit 3; fi
+llama=$1
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${2:-$here/build}
-llama=$(cd "$llama" && pwd)
+llama=$(cd "$llama" && pwd) || { echo "llama-cpp-qwen3next-check: LLAMA_CPP_DIR $1: not a folder" >&2; exit 3; }
 lbuild=${LLAMA_CPP_BUILD:-$llama/build-cpu}
 out=${CHECK_OUT:-$(mktemp -d /tmp/llama-cpp-qwen3next.XXXXXX)}
 threads=${CHECK_THREADS:-1}
 mkdir -p "$out"
 for f in "$build/tools/atlas-bench" "$build/tools/bench_logits" "$llama/include/llama.h"; do
-  [ -e "$f" ] || { echo "llama-cpp-qwen3next-check: not found: $f" >&2; exit 2; }
+  [ -e "$f" ] || { echo "llama-cpp-qwen3next-check: not found: $f" >&2; exit 3; }
 done
 
 if [ ! -f "$lbuild/src/libllama.a" ]; then
   echo "building llama.cpp (CPU, static) in $lbuild"
   cmake -S "$llama" -B "$lbuild" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF > "$out/llama-cmake.log" 2>&1 || {
-    echo "llama.cpp cmake failed; log: $out/llama-cmake.log" >&2; exit 2; }
+    echo "llama.cpp cmake failed; log: $out/llama-cmake.log" >&2; exit 4; }
   cmake --build "$lbuild" --target llama -j2 > "$out/llama-build.log" 2>&1 || {
-    echo "llama.cpp build failed; log: $out/llama-build.log" >&2; exit 2; }
+    echo "llama.cpp build failed; log: $out/llama-build.log" >&2; exit 4; }
 fi
 omp=""
 grep -q "GGML_OPENMP_ENABLED:INTERNAL=ON" "$lbuild/CMakeCache.txt" 2>/dev/null && omp=-fopenmp
 g++ -O2 -std=c++17 -I"$llama/include" -I"$llama/ggml/include" "$here/tools/llama-cpp-check/llama_logits.cpp" -o "$out/llama_logits" \
   "$lbuild/src/libllama.a" "$lbuild/ggml/src/libggml.a" "$lbuild/ggml/src/libggml-cpu.a" "$lbuild/ggml/src/libggml-base.a" \
-  $omp -lpthread -ldl || { echo "llama_logits did not build against $llama" >&2; exit 2; }
+  $omp -lpthread -ldl || { echo "llama_logits did not build against $llama" >&2; exit 4; }
 
 commit=${LLAMA_CPP_COMMIT:-$(git -C "$llama" rev-parse --short=12 HEAD 2>/dev/null || echo "unknown (no .git; set LLAMA_CPP_COMMIT)")}
 echo "llama.cpp: $llama, commit $commit; ours: $(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null || echo unknown); $(date -u '+%Y-%m-%d %H:%M UTC')"

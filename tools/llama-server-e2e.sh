@@ -45,12 +45,13 @@
 #     equal the server's cache_n and are at most 1 (a BOS);
 #   - the load sweep: per level, the client's median TPOT within 20% of the server's
 #     predicted_ms / (predicted_n - 1).
-# Prints a summary; exit 0 when every check passes, 1 otherwise, 2 on a usage error or a
-# missing file or tool.
+# Prints a summary; exit 0 when every check passes, 1 otherwise, 3 on a usage error or a missing
+# file or folder (README, "Exit codes": 2 is the gates' inconclusive), 4 when the machine lacks a
+# tool (jq) or llama-server does not start (exits, or answers no /health within 60 s).
 set -euo pipefail
 
-usage() { echo "llama-server-e2e: $1 (usage: tools/llama-server-e2e.sh [LLAMA_SERVER] [ATLAS_BENCH] [DATA_DIR] [-- SERVER_OPTION...] | --check OUT_DIR)" >&2; exit 2; }
-need_jq() { command -v jq >/dev/null || { echo "llama-server-e2e: needs jq" >&2; exit 2; }; }
+usage() { echo "llama-server-e2e: $1 (usage: tools/llama-server-e2e.sh [LLAMA_SERVER] [ATLAS_BENCH] [DATA_DIR] [-- SERVER_OPTION...] | --check OUT_DIR)" >&2; exit 3; }
+need_jq() { command -v jq >/dev/null || { echo "llama-server-e2e: needs jq" >&2; exit 4; }; }
 
 check_only=
 positional=()
@@ -153,7 +154,7 @@ fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 bench=${positional[1]:-${E2E_BENCH:-$here/build/tools/atlas-bench}}
 data=${positional[2]:-${ATLAS_DATA_DIR:-$here/../shared/data}}
-data=$(cd "$data" && pwd)
+data=$(cd "$data" 2>/dev/null && pwd) || usage "DATA_DIR ${positional[2]:-${ATLAS_DATA_DIR:-$here/../shared/data}}: not a folder"
 out=${E2E_OUT:-$(mktemp -d /tmp/llama-server-e2e.XXXXXX)}
 port=${E2E_PORT:-18090}
 threads=${E2E_THREADS:-1}
@@ -162,7 +163,7 @@ model=$data/models/stories260K-gguf/stories260K.gguf
 need_jq
 mkdir -p "$out"
 for f in "$server_bin" "$bench" "$model"; do
-  [ -e "$f" ] || { echo "llama-server-e2e: not found: $f" >&2; exit 2; }
+  [ -e "$f" ] || { echo "llama-server-e2e: not found: $f" >&2; exit 3; }
 done
 # Kept so that --check judges the run with the set-up it had.
 : > "$out/server-args.txt"
@@ -175,10 +176,11 @@ server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 300); do
   curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
-  kill -0 "$server_pid" 2>/dev/null || { echo "llama-server exited; log: $out/server.log" >&2; tail -20 "$out/server.log" >&2; exit 1; }
+  kill -0 "$server_pid" 2>/dev/null || { echo "llama-server exited; log: $out/server.log" >&2; tail -20 "$out/server.log" >&2; exit 4; }
   sleep 0.2
 done
-curl -sf "http://127.0.0.1:$port/v1/models" > "$out/models.json"
+curl -sf "http://127.0.0.1:$port/v1/models" > "$out/models.json" || {
+  echo "llama-server did not answer on port $port within 60 s; log: $out/server.log" >&2; exit 4; }
 
 cat > "$out/suites.json" <<JSON
 {"name": "llama-server-e2e", "seed": 1,

@@ -9,20 +9,22 @@
 #   tools/llama-server-presets-check.sh LLAMA_SERVER [ATLAS_BENCH]
 #
 # Environment: CHECK_OUT (default a new temp dir), CHECK_PORT (default 18190). Exit 0 when every
-# preset passes, 1 otherwise, 2 on a usage error.
+# preset passes, 1 otherwise, 3 on a usage error or a missing file, 4 when the machine lacks a
+# tool (jq, python3) (README, "Exit codes": 2 is the gates' inconclusive).
 set -euo pipefail
 
-server_bin=${1:?usage: $0 LLAMA_SERVER [ATLAS_BENCH]}
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then echo "usage: $0 LLAMA_SERVER [ATLAS_BENCH]" >&2; exit 3; fi
+server_bin=$1
 here=$(cd "$(dirname "$0")/.." && pwd)
 bench=${2:-$here/build/tools/atlas-bench}
 out=${CHECK_OUT:-$(mktemp -d /tmp/llama-server-presets.XXXXXX)}
 port=${CHECK_PORT:-18190}
 mkdir -p "$out"
 for f in "$server_bin" "$bench"; do
-  [ -x "$f" ] || { echo "llama-server-presets-check: not found or not executable: $f" >&2; exit 2; }
+  [ -x "$f" ] || { echo "llama-server-presets-check: not found or not executable: $f" >&2; exit 3; }
 done
-command -v jq >/dev/null || { echo "llama-server-presets-check: needs jq" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "llama-server-presets-check: needs python3" >&2; exit 2; }
+command -v jq >/dev/null || { echo "llama-server-presets-check: needs jq" >&2; exit 4; }
+command -v python3 >/dev/null || { echo "llama-server-presets-check: needs python3" >&2; exit 4; }
 
 status=0
 server_pid=

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/machine_error.hpp"
 #include "engine/error.hpp"
 #include "engine/formats/gguf.hpp"
 
@@ -356,7 +357,7 @@ void write_gguf(const std::filesystem::path& out, const Model& model, const Gguf
   std::filesystem::rename(tmp, out, ec);
   if (ec) {
     std::filesystem::remove(tmp);
-    throw EngineError(out.string() + ": rename from " + tmp.string() + " failed: " + ec.message());
+    throw_errno_error<EngineError>(out.string() + ": rename from " + tmp.string() + " failed", ec);
   }
 }
 

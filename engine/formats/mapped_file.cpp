@@ -10,13 +10,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/machine_error.hpp"
 #include "engine/error.hpp"
 
 namespace atlas::engine {
 
 namespace {
+// A missing or unreadable model is the input's error (3); an mmap the machine cannot serve
+// (ENOMEM), an I/O error, no descriptor left are the machine's (4).
 [[noreturn]] void fail(const std::filesystem::path& path, const char* call) {
-  throw EngineError(path.string() + ": " + call + " failed: " + std::strerror(errno));
+  const int err = errno;
+  throw_errno_error<EngineError>(path.string() + ": " + call + " failed", err);
 }
 }  // namespace
 

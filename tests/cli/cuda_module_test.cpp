@@ -94,3 +94,28 @@ TEST_CASE("ATLAS_CUDA_MODULE pointing at a missing file is an error naming it") 
   CHECK(r.out.find("cannot open the CUDA backend module libatlas-cuda.so") != std::string::npos);
   CHECK(r.out.find(missing + ": no such file") != std::string::npos);
 }
+
+// A module that is there but cannot serve (it does not load, or is not an atlas module) is the
+// machine's or the build's failure, exit 4, unlike a path the user named wrongly (exit 3, above).
+TEST_CASE("ATLAS_CUDA_MODULE naming a file that does not load, or a library that is not an atlas module, exits 4") {
+  const auto run = atlas::test::cli_runner("cli_cuda_module_broken");
+  if (!run) return;
+  atlas::test::require_data(atlas::test::stories_bin());
+  const std::string broken = (run->cwd / "broken-module.so").string();
+  atlas::test::run_shell("printf 'not an ELF file' > " + quoted(broken));
+  const auto generate_with = [&](const std::string& module) {
+    return atlas::test::run_shell("cd " + quoted(run->cwd.string()) + " && ATLAS_CUDA_MODULE=" + quoted(module) + " " + quoted(run->exe) +
+                                  " generate --backend cuda --max-tokens 1 --model " + quoted(atlas::test::stories_bin().string()) + " 2>&1");
+  };
+  const auto r = generate_with(broken);
+  INFO(r.out);
+  CHECK(r.rc == 4);
+  CHECK(r.out.find("atlas-bench: machine error: backend 'cuda': cannot open the CUDA backend module libatlas-cuda.so") != std::string::npos);
+  CHECK(r.out.find(broken + ": ") != std::string::npos);
+
+  // libm: loads (a bare name goes to the loader's search path) but has no atlas entry point.
+  const auto other = generate_with("libm.so.6");
+  INFO(other.out);
+  CHECK(other.rc == 4);
+  CHECK(other.out.find("libm.so.6: not an atlas CUDA module") != std::string::npos);
+}

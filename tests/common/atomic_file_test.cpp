@@ -1,15 +1,21 @@
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <fstream>
+
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/machine_error.hpp"
 #include "common/sha256.hpp"
 #include "tests/test_data.hpp"
 
@@ -28,6 +34,82 @@ TEST_CASE("write_file_atomic replaces content and leaves no temp files") {
   int n = 0;
   for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator(dir)) ++n;
   CHECK(n == 1);
+}
+
+TEST_CASE("errno_is_machine_failure: a wrong path is the input's error, a failing machine is not") {
+  for (int e : {ENOENT, ENOTDIR, EISDIR, EACCES, EPERM, EROFS, EEXIST, ENAMETOOLONG, ELOOP}) CHECK_FALSE(atlas::errno_is_machine_failure(e));
+  for (int e : {EIO, ENOSPC, EDQUOT, EFBIG, EMFILE, ENFILE, ENOMEM, EBADF}) CHECK(atlas::errno_is_machine_failure(e));
+  CHECK_THROWS_AS(atlas::throw_errno_error("cannot write x", ENOSPC), atlas::MachineError);
+  CHECK_THROWS_WITH(atlas::throw_errno_error("cannot write x", ENOSPC), "cannot write x: No space left on device");
+  CHECK_THROWS_AS(atlas::throw_errno_error("cannot create x", ENOENT), atlas::InputError);
+}
+
+namespace {
+/// Runs `f` with the soft limit `resource` lowered to `value`, then restores it.
+template <class F>
+void with_rlimit(int resource, rlim_t value, F f) {
+  rlimit old{};
+  REQUIRE(::getrlimit(resource, &old) == 0);
+  rlimit low = old;
+  low.rlim_cur = value;
+  REQUIRE(::setrlimit(resource, &low) == 0);
+  try {
+    f();
+  } catch (...) {
+    ::setrlimit(resource, &old);
+    throw;
+  }
+  ::setrlimit(resource, &old);
+}
+}  // namespace
+
+// The machine's failures (a full disk, a file-size limit, no descriptor left) are MachineErrors,
+// exit 4; a path the user named wrongly stays an InputError, exit 3 (README, "Exit codes").
+TEST_CASE("write_file_atomic: a failing machine throws MachineError naming the file and errno; a wrong path InputError") {
+  const auto dir = atlas::test::scratch_dir("atomic_machine_error");
+  const auto p = dir / "record.json";
+  const std::string big(64 * 1024, 'x');
+
+  // A write past RLIMIT_FSIZE fails with EFBIG (SIGXFSZ ignored), as a full disk fails with ENOSPC.
+  const auto old_xfsz = std::signal(SIGXFSZ, SIG_IGN);
+  std::string what;
+  with_rlimit(RLIMIT_FSIZE, 1024, [&] {
+    try {
+      atlas::write_file_atomic(p, big);
+    } catch (const atlas::MachineError& e) {
+      what = e.what();
+    }
+  });
+  std::signal(SIGXFSZ, old_xfsz);
+  INFO(what);
+  CHECK(what.starts_with("cannot write "));
+  CHECK(what.find("record.json") != std::string::npos);  // the temporary file for it (O_TMPFILE) or its named one
+  CHECK(what.find(std::strerror(EFBIG)) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(p));
+
+  // No descriptor left (EMFILE): the machine's failure too.
+  what.clear();
+  with_rlimit(RLIMIT_NOFILE, 0, [&] {
+    try {
+      atlas::write_file_atomic_new(p, "{}");
+    } catch (const atlas::MachineError& e) {
+      what = e.what();
+    }
+  });
+  INFO(what);
+  CHECK(what.find("cannot create " + (dir / ".record.json.tmp.").string()) != std::string::npos);
+  CHECK(what.find(std::strerror(EMFILE)) != std::string::npos);
+
+  // A parent that is a file (ENOTDIR / EEXIST): the user named a wrong path.
+  std::ofstream(dir / "a-file") << "x";
+  try {
+    atlas::write_file_atomic(dir / "a-file" / "record.json", "{}");
+    FAIL("no error");
+  } catch (const atlas::MachineError& e) {
+    FAIL("a wrong path is not the machine's failure: " << e.what());
+  } catch (const atlas::InputError& e) {
+    CHECK(std::string(e.what()).find("cannot create directory " + (dir / "a-file").string()) != std::string::npos);
+  }
 }
 
 TEST_CASE("write_file_atomic_new never overwrites") {

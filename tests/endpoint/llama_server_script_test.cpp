@@ -133,7 +133,7 @@ TEST_CASE("llama-server-e2e.sh passes E2E_SERVER_ARGS, then the words after --, 
                                          o);
   INFO(r.out << r.err);
   if (r.err.find("needs jq") != std::string::npos) ATLAS_SKIP("jq is not installed (Debian package jq)");
-  CHECK(r.exit_status == 1);
+  CHECK(r.exit_status == 4);  // a server that does not start: the machine's or the program's failure, not a check's
   CHECK(r.err.find("llama-server exited") != std::string::npos);
   CHECK(r.out.find("prompt cache off") != std::string::npos);
   const std::string model = (atlas::test::data_dir() / "models/stories260K-gguf/stories260K.gguf").string();
@@ -141,6 +141,27 @@ TEST_CASE("llama-server-e2e.sh passes E2E_SERVER_ARGS, then the words after --, 
                           "\n--jinja\n-t\n1\n--no-cache-prompt\n-c\n512\n-np\n1\n--cache-ram\n0\n--alias\na b\n--\n");
   // Saved for --check, one word a line.
   CHECK(read(out / "server-args.txt") == "--no-cache-prompt\n-c\n512\n-np\n1\n--cache-ram\n0\n--alias\na b\n");
+}
+
+TEST_CASE("llama-server-e2e.sh: too many arguments, a DATA_DIR that is no folder or a missing LLAMA_SERVER exits 3 naming it") {
+  atlas::TempDir dir("atlas-llama-e2e-");
+  atlas::ProcessOptions o;
+  o.env_overrides = {{"E2E_OUT", (dir.path() / "out").string()}};
+  const auto many = atlas::run_process_with({"bash", script(), "a", "b", "c", "d"}, o);
+  CHECK(many.exit_status == 3);
+  CHECK(many.err.find("4 arguments before --") != std::string::npos);
+
+  const auto no_data = atlas::run_process_with({"bash", script(), "/bin/true", "/bin/true", (dir.path() / "no-data").string()}, o);
+  INFO(no_data.err);
+  CHECK(no_data.exit_status == 3);
+  CHECK(no_data.err.find("DATA_DIR " + (dir.path() / "no-data").string() + ": not a folder") != std::string::npos);
+
+  const std::string missing = (dir.path() / "no-llama-server").string();
+  const auto r = atlas::run_process_with({"bash", script(), missing, "/bin/true", atlas::test::data_dir().string()}, o);
+  INFO(r.err);
+  if (r.err.find("needs jq") != std::string::npos) ATLAS_SKIP("jq is not installed (Debian package jq)");
+  CHECK(r.exit_status == 3);
+  CHECK(r.err.find("not found: " + missing) != std::string::npos);
 }
 
 TEST_CASE("llama-server-e2e.sh --check: without a prompt cache the reuse checks expect no reuse, and only then") {
@@ -173,7 +194,7 @@ TEST_CASE("llama-server-e2e.sh --check: without a prompt cache the reuse checks 
   }
   SUBCASE("a folder no run left is a usage error naming it") {
     const auto r = check(dir.path() / "none");
-    CHECK(r.exit_status == 2);
+    CHECK(r.exit_status == 3);  // README, "Exit codes": 2 would read as the gates' inconclusive
     CHECK(r.err.find((dir.path() / "none").string() + ": no server-args.txt") != std::string::npos);
   }
 }

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "common/process.hpp"
 #include "suites/endpoint/endpoint_target.hpp"
 #include "tests/loopback_socket.hpp"
 #include "tests/serve_process.hpp"
@@ -112,6 +113,26 @@ TEST_CASE("atlas-serve binary: SIGTERM with 9 streams open exits within the drai
   CHECK(took < 1.0 + 2.0 + 1.0);
   server.child.read_until("by the drain timeout;", 2000);
   CHECK(server.child.captured.find("9 stopped by the drain timeout") != std::string::npos);
+}
+
+TEST_CASE("atlas-serve binary: a usage error exits 3 with CLI11's message (not CLI11's own 105 / 106 / 109); --help exits 0") {
+  const std::string exe = atlas::test::atlas_serve_exe();
+  if (exe.empty()) return;
+  const auto unknown = atlas::run_process_with({exe, "--model", "m.bin", "--no-such-option"}, {});
+  INFO(unknown.err);
+  CHECK(unknown.exit_status == 3);
+  CHECK(unknown.err.find("--no-such-option") != std::string::npos);
+  const auto bad_value = atlas::run_process_with({exe, "--model", "m.bin", "--port", "70000"}, {});
+  INFO(bad_value.err);
+  CHECK(bad_value.exit_status == 3);
+  CHECK(bad_value.err.find("--port") != std::string::npos);
+  const auto missing = atlas::run_process_with({exe, "--port", "0"}, {});
+  INFO(missing.err);
+  CHECK(missing.exit_status == 3);
+  CHECK(missing.err.find("--model is required") != std::string::npos);
+  const auto help = atlas::run_process_with({exe, "--help"}, {});
+  CHECK(help.exit_status == 0);
+  CHECK(help.out.find("--max-connections") != std::string::npos);
 }
 
 TEST_CASE("atlas-serve binary: a bad model path exits 3 with the path in the message") {

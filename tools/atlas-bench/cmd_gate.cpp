@@ -1,5 +1,6 @@
 // atlas-bench gate (also `atlas-bench --pull-request-gate-check`): the pull-request gate
-// (runs/pr_gate.hpp). Exit 0 pass, 1 regression, 2 inconclusive, 3 usage or input error.
+// (runs/pr_gate.hpp). Exit 0 pass, 1 regression, 2 inconclusive, 3 usage or input error, 4 a failure of
+// the machine or the program (common/exit_code.hpp; README, "Exit codes").
 #include <iostream>
 #include <memory>
 

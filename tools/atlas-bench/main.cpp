@@ -13,6 +13,7 @@
 #include "common/exit_code.hpp"
 #include "common/termination.hpp"
 #include "tools/atlas-bench/command.hpp"
+#include "tools/cli_parse.hpp"
 
 namespace atlas::cli {
 
@@ -68,18 +69,7 @@ int main(int argc, char** argv) {
     actions[i] = c.setup(*sub, global);
     subs.push_back(sub);
   }
-  try {
-    app.parse(static_cast<int>(cargv.size()), cargv.data());
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return atlas::to_int(atlas::ExitCode::input_error);
-  }
+  if (const auto code = parse_or_exit_code(app, static_cast<int>(cargv.size()), cargv.data())) return *code;
   // SIGINT / SIGTERM / SIGHUP stop the child processes (the merge-base compile, callgrind, the
   // timed gate's sides), remove temporary folders and exit 128 + the signal.
   atlas::termination::install();

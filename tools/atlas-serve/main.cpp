@@ -6,14 +6,13 @@
 //               [--allowed-origin ORIGIN]...
 // Prints "atlas-serve: listening on http://HOST:PORT/v1 ..." once it accepts connections
 // (--port 0 picks a free port). SIGINT/SIGTERM drain in-flight requests, then exit 0.
-// Exit 3 on a usage or input error (bad model file, port in use).
+// Exit 3 on a usage or input error (an unknown option or bad value, a bad model file, port in
+// use), 4 on a failure of the machine or the program (common/exit_code.hpp; README, "Exit codes").
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <pthread.h>
 #include <sys/resource.h>
-
-#include <CLI/CLI.hpp>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -21,6 +20,7 @@
 #include "server/api_keys.hpp"
 #include "server/generator.hpp"
 #include "server/server.hpp"
+#include "tools/cli_parse.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"atlas-serve: OpenAI-compatible server (/v1/completions, /v1/chat/completions, /v1/models)"};
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   app.add_option("--allowed-origin", srv_opts.allowed_origins,
                  "Serve cross-origin (browser) requests from this origin, e.g. http://localhost:3000, with CORS headers (repeatable; '*' = any). Default: none");
   srv_opts.served_model_name.clear();
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = atlas::cli::parse_or_exit_code(app, argc, argv)) return *code;  // 3 on a usage error
   srv_opts.drain_timeout_ms = static_cast<int>(drain_timeout_s * 1000.0 + 0.5);
   lim.header_timeout_ms = lim.body_timeout_ms = static_cast<int>(request_timeout_s * 1000.0 + 0.5);
   lim.idle_timeout_ms = static_cast<int>(keep_alive_s * 1000.0 + 0.5);

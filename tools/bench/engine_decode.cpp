@@ -18,6 +18,7 @@
 #include "engine/cpu/matmul.hpp"
 #include "engine/formats/llama2c.hpp"
 #include "engine/formats/presets.hpp"
+#include "tools/bench/bench_main.hpp"
 
 namespace {
 
@@ -133,4 +134,4 @@ BENCHMARK(BM_Prefill256_stories260K)->Arg(1)->ArgName("threads")->Unit(benchmark
 BENCHMARK(BM_Decode_stories110M)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Prefill128_stories110M)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return atlas::bench::benchmark_main(argc, argv, "bench_engine_decode"); }

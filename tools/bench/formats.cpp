@@ -16,6 +16,7 @@
 #include "engine/formats/presets.hpp"
 #include "engine/model.hpp"
 #include "engine/tokenizer/bpe.hpp"
+#include "tools/bench/bench_main.hpp"
 
 namespace {
 
@@ -64,4 +65,4 @@ BENCHMARK(BM_BpeEncode)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return atlas::bench::benchmark_main(argc, argv, "bench_formats"); }

@@ -9,8 +9,10 @@
 // prompt first, as written to OUT.tokens: teacher forcing). Writes OUT (float32 little-endian,
 // [N + 1][vocab]: the logits after the prompt, then after each step) and OUT.tokens (prompt and
 // fed ids). Prints the weights' bytes by storage type (what the model holds, typed views included)
-// and the timings to stderr. Exit 1 on an error (message names the file / argument).
+// and the timings to stderr. Exits 3 on a usage or input error (the message names the argument,
+// its value or the file), 4 on a failure of the machine (common/exit_code.hpp; README, "Exit codes").
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -21,7 +23,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/atomic_file.hpp"
 #include "common/exit_code.hpp"
+#include "common/option_value.hpp"
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
 #include "engine/model.hpp"
@@ -34,7 +38,7 @@ std::vector<int> parse_ids(const std::string& s) {
   std::vector<int> out;
   std::stringstream ss(s);
   for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.push_back(std::stoi(item));
+    if (!item.empty()) out.push_back(atlas::parse_int_option("--prompt: token id", item, 0, INT_MAX));
   }
   return out;
 }
@@ -68,7 +72,7 @@ std::map<std::string, std::size_t> held_bytes(const Model& m) {
 int run(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: bench_logits MODEL --prompt 1,2,3 [--steps N] [--teacher FILE] [--threads T] [--max-seq-len L] [--out FILE]\n";
-    return 2;
+    return atlas::to_int(atlas::ExitCode::input_error);
   }
   const std::string model_path = argv[1];
   std::vector<int> prompt, teacher;
@@ -79,9 +83,9 @@ int run(int argc, char** argv) {
     if (i + 1 >= argc) throw EngineError("bench_logits: " + a + " needs a value");
     const std::string v = argv[++i];
     if (a == "--prompt") prompt = parse_ids(v);
-    else if (a == "--steps") steps = std::stoi(v);
-    else if (a == "--threads") threads = std::stoi(v);
-    else if (a == "--max-seq-len") max_seq_len = std::stoi(v);
+    else if (a == "--steps") steps = atlas::parse_int_option(a, v, 0, 1'000'000);
+    else if (a == "--threads") threads = atlas::parse_int_option(a, v, 0, 4096);
+    else if (a == "--max-seq-len") max_seq_len = atlas::parse_int_option(a, v, 0, INT_MAX);
     else if (a == "--out") out = v;
     else if (a == "--teacher") {
       std::ifstream f(v);
@@ -127,12 +131,12 @@ int run(int argc, char** argv) {
   std::cerr << "load " << ms(t0, t1) << " ms, prefill " << prompt.size() << " tokens " << ms(t1, t2) << " ms, " << steps << " steps "
             << ms(t2, t3) << " ms (" << threads << " threads)\n";
   if (!out.empty()) {
-    std::ofstream f(out, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(all.data()), static_cast<std::streamsize>(all.size() * sizeof(float)));
-    std::ofstream t(out + ".tokens");
-    for (std::size_t i = 0; i < fed.size(); ++i) t << (i ? " " : "") << fed[i];
-    t << "\n";
-    if (!f || !t) throw EngineError("bench_logits: --out " + out + ": write failed");
+    // Written as records are (common/atomic_file.hpp): a failure names the file and errno, and a
+    // full disk (the machine, exit 4) is told from a wrong path (the input, exit 3).
+    atlas::write_file_atomic(out, std::string_view(reinterpret_cast<const char*>(all.data()), all.size() * sizeof(float)));
+    std::string ids;
+    for (std::size_t i = 0; i < fed.size(); ++i) ids += (i ? " " : "") + std::to_string(fed[i]);
+    atlas::write_file_atomic(out + ".tokens", ids + "\n");
   }
   return 0;
 }

@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 2 ] || { echo "usage: tools/ci/nightly-merge.sh SHARDS_DIR STORE" >&2; exit 3; }
 shards_dir=$1 store=$2
 bench=$(ci_bench)
-command -v jq >/dev/null || { echo "nightly-merge: needs jq (tools/install-deps.sh)" >&2; exit 3; }
+command -v jq >/dev/null || { echo "nightly-merge: needs jq (tools/install-deps.sh)" >&2; exit 4; }  # the machine lacks a tool
 
 mapfile -t records < <(find "$shards_dir" -path '*/records/*.json' -type f | sort)
 [ ${#records[@]} -gt 0 ] || { echo "nightly-merge: no shard records under $shards_dir" >&2; exit 1; }

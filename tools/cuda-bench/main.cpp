@@ -2,6 +2,8 @@
 // synthetic Qwen3-8B / Qwen3-0.6B weights (batch 1). Usage:
 //   atlas-cuda-bench [--out FILE.json] [--models qwen3-0.6b,qwen3-8b (engine presets)] [--prompt N] [--new N]
 //                    [--ttft-prompt N] [--repeats N] [--fp32] [--no-anatomy] [--anatomy-tokens N]
+// Exits 3 on a usage error (the message names the option and value), 4 on a failure of the
+// machine (no device, a CUDA error: common/exit_code.hpp).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
 #include "common/exit_code.hpp"
+#include "common/option_value.hpp"
 #include "engine/formats/presets.hpp"
 #include "suites/decode_anatomy/cuda_copy_bandwidth.hpp"
 #include "tools/cuda-bench/decode_bench.hpp"
@@ -22,22 +27,28 @@ int main(int argc, char** argv) {
   std::string out_path, models = "qwen3-0.6b,qwen3-8b";
   bool anatomy = true;
   int anatomy_tokens = 64;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(3); }
-      return argv[++i];
-    };
-    if (a == "--out") out_path = next();
-    else if (a == "--models") models = next();
-    else if (a == "--prompt") opts.prompt_tokens = std::stoi(next());
-    else if (a == "--new") opts.new_tokens = std::stoi(next());
-    else if (a == "--ttft-prompt") opts.ttft_prompt_tokens = std::stoi(next());
-    else if (a == "--repeats") opts.repeats = std::stoi(next());
-    else if (a == "--fp32") opts.bf16 = false;
-    else if (a == "--no-anatomy") anatomy = false;
-    else if (a == "--anatomy-tokens") anatomy_tokens = std::stoi(next());
-    else { std::fprintf(stderr, "unknown option %s\n", a.c_str()); return 3; }
+  // Usage errors are InputErrors naming the option and value (exit 3), mapped as any other.
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto next = [&]() -> std::string {
+        if (i + 1 >= argc) throw atlas::InputError(a + " needs a value");
+        return argv[++i];
+      };
+      auto count = [&](int min_value) { return atlas::parse_int_option(a, next(), min_value, 1'000'000); };
+      if (a == "--out") out_path = next();
+      else if (a == "--models") models = next();
+      else if (a == "--prompt") opts.prompt_tokens = count(1);
+      else if (a == "--new") opts.new_tokens = count(1);
+      else if (a == "--ttft-prompt") opts.ttft_prompt_tokens = count(0);
+      else if (a == "--repeats") opts.repeats = count(1);
+      else if (a == "--fp32") opts.bf16 = false;
+      else if (a == "--no-anatomy") anatomy = false;
+      else if (a == "--anatomy-tokens") anatomy_tokens = count(1);
+      else throw atlas::InputError("unknown option " + a);
+    }
+  } catch (...) {
+    return atlas::exit_code_of_current_exception("atlas-cuda-bench");
   }
   try {
     const double bw = measure_copy_bandwidth();
@@ -68,7 +79,7 @@ int main(int argc, char** argv) {
       ao.bf16 = opts.bf16;
       all["models"][m]["anatomy"] = run_cuda_decode_anatomy(atlas::engine::find_preset(m).config, ao, bw);
     }
-    if (!out_path.empty()) std::ofstream(out_path) << all.dump(2) << "\n";
+    if (!out_path.empty()) atlas::write_file_atomic(out_path, all.dump(2) + "\n");
   } catch (...) {
     return atlas::exit_code_of_current_exception("atlas-cuda-bench");
   }

@@ -8,7 +8,9 @@
 // engine's greedy tokens, bench_logits' OUT.tokens). Decodes the first N_PROMPT ids as one batch,
 // then every later id one at a time (teacher forcing, positions continuing), and writes OUT:
 // float32 [1 + steps][n_vocab], the logits after the prompt and after each fed id (the layout
-// bench_logits writes). Exit 1 with a message on any failure.
+// bench_logits writes). Exit 3 on a usage error, 4 with a message when llama.cpp fails (it cannot
+// load the file or make a context, a decode fails) or OUT cannot be written; the calling script
+// counts any failure against the check.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,7 +21,7 @@
 int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr, "usage: %s MODEL.gguf TOKENS_FILE N_PROMPT OUT [THREADS]\n", argv[0]);
-    return 2;
+    return 3;  // a usage error (atlas-bench's README, "Exit codes")
   }
   std::vector<llama_token> ids;
   {
@@ -30,7 +32,7 @@ int main(int argc, char** argv) {
   const int threads = argc > 5 ? std::atoi(argv[5]) : 1;
   if (n_prompt <= 0 || static_cast<std::size_t>(n_prompt) > ids.size()) {
     std::fprintf(stderr, "llama_logits: N_PROMPT %d outside the %zu ids of %s\n", n_prompt, ids.size(), argv[2]);
-    return 1;
+    return 3;
   }
   llama_backend_init();
   llama_model_params mp = llama_model_default_params();
@@ -38,7 +40,7 @@ int main(int argc, char** argv) {
   llama_model* model = llama_model_load_from_file(argv[1], mp);
   if (!model) {
     std::fprintf(stderr, "llama_logits: llama.cpp could not load %s\n", argv[1]);
-    return 1;
+    return 4;
   }
   llama_context_params cp = llama_context_default_params();
   cp.n_ctx = static_cast<uint32_t>(ids.size() + 16);
@@ -49,7 +51,7 @@ int main(int argc, char** argv) {
   llama_context* ctx = llama_init_from_model(model, cp);
   if (!ctx) {
     std::fprintf(stderr, "llama_logits: no context for %s\n", argv[1]);
-    return 1;
+    return 4;
   }
   const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
   std::vector<float> out;
@@ -61,12 +63,12 @@ int main(int argc, char** argv) {
   };
   if (llama_decode(ctx, llama_batch_get_one(ids.data(), n_prompt)) != 0 || !keep()) {
     std::fprintf(stderr, "llama_logits: llama_decode failed on the %d-token prompt\n", n_prompt);
-    return 1;
+    return 4;
   }
   for (std::size_t i = static_cast<std::size_t>(n_prompt); i < ids.size(); ++i) {
     if (llama_decode(ctx, llama_batch_get_one(&ids[i], 1)) != 0 || !keep()) {
       std::fprintf(stderr, "llama_logits: llama_decode failed at position %zu\n", i);
-      return 1;
+      return 4;
     }
   }
   std::ofstream f(argv[4], std::ios::binary);
@@ -74,5 +76,5 @@ int main(int argc, char** argv) {
   llama_free(ctx);
   llama_model_free(model);
   llama_backend_free();
-  return f ? 0 : 1;
+  return f ? 0 : 4;
 }
