@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/exit_code.hpp"
+#include "gates/accept.hpp"
 #include "gates/baseline.hpp"
 #include "gates/baseline_lock.hpp"
 #include "gates/config.hpp"
@@ -154,14 +155,13 @@ int ratchet_cmd(const Options& o) {
 
 int accept_cmd(const Options& o) {
   const auto cfg = config_of(o);
-  if (o.metrics.empty() && o.suites.empty()) throw GateError("accept: give --metric (one or more) or --suite");
-  if (o.reason.empty()) throw GateError("accept: --reason is required");
+  const AcceptRequest req{o.metrics, o.suites, o.reason, o.remove};
+  check_accept_request(req);
   if (o.remove) {
-    if (!o.suites.empty()) throw GateError("accept --remove: name the metrics with --metric (--suite is not taken)");
     const auto path = baseline_path(o.baselines_dir, machine_class_of(o, nullptr), cfg.gate);
     const BaselineLock lock(path);
     auto b = load_baseline(path);
-    for (const auto& m : o.metrics) remove_metric(b, m, o.reason, head_stamp());
+    remove_all(b, req, head_stamp());
     save_baseline(path, b);
     for (const auto& m : o.metrics) std::cout << "removed " << m << " from " << path.string() << "\n";
     return 0;
@@ -170,18 +170,7 @@ int accept_cmd(const Options& o) {
   const auto path = baseline_path(o.baselines_dir, machine_class_of(o, &rec), cfg.gate);
   const BaselineLock lock(path);
   auto b = load_baseline(path);
-  std::vector<std::string> keys = o.metrics;
-  for (const auto& suite : o.suites) {
-    const auto it = rec.suites.find(suite);
-    if (it == rec.suites.end() || it->second.metrics.empty()) {
-      throw GateError("accept --suite " + suite + ": the record (run " + rec.run_id + ") has no metrics of that suite");
-    }
-    for (const auto& [name, m] : it->second.metrics)
-      if (!m.samples.empty()) keys.push_back(metric_key(suite, name));
-  }
-  // All or nothing: every metric is applied to the in-memory baseline first, so an error on the
-  // fifth leaves the file as it was.
-  for (const auto& key : keys) accept(b, key, rec, o.reason, cfg, {rec.git.commit, records::utc_now_iso()});
+  const auto keys = accept_all(b, req, rec, cfg, {rec.git.commit, records::utc_now_iso()});
   save_baseline(path, b);
   for (const auto& key : keys) {
     const auto& accepted = b.metrics.at(key);

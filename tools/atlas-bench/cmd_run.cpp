@@ -2,24 +2,14 @@
 #include "common/build_paths.hpp"
 #include <unistd.h>
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
-#include <optional>
 
-#include "common/error.hpp"
 #include "common/exit_code.hpp"
-#include "engine/backend.hpp"
-#include "engine/formats/load_for_backend.hpp"
-#include "engine/model.hpp"
 #include "records/store.hpp"
-#include "suites/endpoint/endpoint_target.hpp"
-#include "suites/engine_target.hpp"
-#include "suites/record_provenance.hpp"
-#include "suites/registry.hpp"
+#include "runs/suite_run.hpp"
+#include "suites/progress.hpp"
 #include "suites/report.hpp"
-#include "runs/gate_suites.hpp"
-#include "suites/runner.hpp"
 #include "tools/atlas-bench/command.hpp"
 
 namespace atlas::cli {
@@ -43,110 +33,12 @@ void print_suite_tables(const records::Record& rec, const std::string& format) {
   }
 }
 
-struct RunArgs {
-  std::string suite;  ///< "" = all (or load when a load flag is given)
-  std::string model;
-  std::string tokenizer;
-  std::string backend = "cpu";
-  int threads = 0;
-  std::string config = "pr";
-  std::optional<int> warmup, repetitions;
-  std::optional<std::uint64_t> seed;
+/// The flags that choose what runs (runs::SuiteRunOptions), and how results are shown and stored.
+struct RunArgs : runs::SuiteRunOptions {
   std::string out_dir = ".benchmarks";
   std::string format = "text";
   bool no_store = false;
-  std::string endpoint;     ///< run against an OpenAI-compatible server instead of the engine
-  std::string api_key_env;
-  std::string served_model;
-  int context_length = 0;   ///< endpoint: overrides what the server reports
-  std::string server_kind;  ///< endpoint: vllm | sglang | llamacpp | trtllm | atlas-serve | openai
-  // The load suite (suites/endpoint/load_suite.hpp), vLLM bench-serve style.
-  std::string concurrency, rates, goodput;
-  std::optional<double> burstiness, max_send_lag_ms;
-  std::optional<int> num_prompts, input_len, output_len, max_concurrency, warmup_requests;
-  double inject_decode_delay_us = 0;  ///< test hook (the gate's head side); records with it never become baselines
-  bool backend_given = false, threads_given = false;  ///< on the command line (their defaults say nothing)
 };
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    const std::size_t c = s.find(',', pos);
-    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!item.empty()) out.push_back(item);
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
-
-double parse_number(const std::string& flag, const std::string& item) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(item, &used);
-    if (used == item.size() && v > 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw InputError(flag + ": '" + item + "' is not a number > 0");
-}
-
-/// The load flags as the "load" section of the suite config (flags win over the file).
-void apply_load_flags(const RunArgs& a, suites::SuiteSetConfig& config) {
-  nlohmann::json& sec = config.suites["load"];
-  if (!sec.is_object()) sec = nlohmann::json::object();
-  if (!a.concurrency.empty()) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& x : split_list(a.concurrency)) {
-      const double v = parse_number("--concurrency", x);
-      if (v != static_cast<int>(v)) throw InputError("--concurrency: '" + x + "' is not a whole number");
-      list.push_back(static_cast<int>(v));
-    }
-    sec["concurrency"] = list;
-    sec.erase("rates");
-  }
-  if (!a.rates.empty()) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& x : split_list(a.rates)) list.push_back(parse_number("--rate", x));
-    sec["rates"] = list;
-    if (a.concurrency.empty()) sec.erase("concurrency");
-  }
-  if (a.burstiness) sec["burstiness"] = *a.burstiness;
-  if (a.max_send_lag_ms) sec["max_send_lag_ms"] = *a.max_send_lag_ms;
-  if (a.num_prompts) sec["num_prompts"] = *a.num_prompts;
-  if (a.input_len) sec["input_len"] = *a.input_len;
-  if (a.output_len) sec["output_len"] = *a.output_len;
-  if (a.max_concurrency) sec["max_concurrency"] = *a.max_concurrency;
-  if (a.warmup_requests) sec["warmup_requests"] = *a.warmup_requests;
-  if (!a.goodput.empty()) {
-    nlohmann::json g = nlohmann::json::object();
-    for (const auto& kv : split_list(a.goodput)) {
-      const auto colon = kv.find(':');
-      if (colon == std::string::npos) throw InputError("--goodput: '" + kv + "' is not KEY:MS (ttft_ms:500,tpot_ms:50)");
-      g[kv.substr(0, colon)] = parse_number("--goodput", kv.substr(colon + 1));
-    }
-    sec["goodput"] = g;
-  }
-}
-
-/// The load flags given on the command line, by name ("" when none).
-std::string load_flags_given(const RunArgs& a) {
-  std::string names;
-  auto add = [&](bool given, const char* flag) {
-    if (given) names += (names.empty() ? "" : ", ") + std::string(flag);
-  };
-  add(!a.concurrency.empty(), "--concurrency");
-  add(!a.rates.empty(), "--rate");
-  add(!a.goodput.empty(), "--goodput");
-  add(a.burstiness.has_value(), "--burstiness");
-  add(a.num_prompts.has_value(), "--num-prompts");
-  add(a.input_len.has_value(), "--input-len");
-  add(a.output_len.has_value(), "--output-len");
-  add(a.max_send_lag_ms.has_value(), "--max-send-lag-ms");
-  add(a.max_concurrency.has_value(), "--max-concurrency");
-  add(a.warmup_requests.has_value(), "--warmup-requests");
-  return names;
-}
 
 /// A finished run's exit status: a record marked invalid (a suite failed, a request failed, a
 /// load level whose client fell behind its schedule) is a measurement that cannot be trusted,
@@ -158,143 +50,21 @@ int run_exit_status(const records::Record& rec) {
   return to_int(ExitCode::inconclusive);
 }
 
-/// `run --endpoint URL`: the suites drive a server over HTTP/SSE (docs/serving.md). --model
-/// still names the model file, whose tokenizer builds the prompts and counts tokens locally.
-int run_endpoint(const RunArgs& a, const engine::EngineOptions& eo, suites::SuiteSetRequest& req, const GlobalOptions& g) {
-  engine::LoadOptions lo;
-  lo.tokenizer_path = eo.tokenizer;
-  // Only the tokenizer is used here: a preset comes back without weights (as for the CUDA
-  // backend), so `preset:qwen3-next-e64` is not built as ~48 GB of host floats to count tokens.
-  const engine::Model local = engine::load_model_for_backend(eo.model, lo, "cuda");
-  suites::endpoint::EndpointOptions opts;
-  opts.url = a.endpoint;
-  opts.api_key_env = a.api_key_env;
-  opts.served_model = a.served_model;
-  opts.context_length = a.context_length;
-  opts.server_kind = a.server_kind;
-  opts.tokenizer = local.tokenizer;
-  auto target = suites::endpoint::make_endpoint_target(opts);
-  records::Record rec = suites::run_suite_set(*target, req);
-  suites::fill_run_provenance(rec, ATLAS_SOURCE_DIR);
-  rec.model.path = local.source.path.string();
-  rec.model.format = local.source.format;
-  rec.config["endpoint"] = target->provenance();
-  rec.command_line = g.argv;
-  rec.config["env"] = suites::atlas_environment();
-  // The API key is never recorded, also when its variable is one of the ATLAS_* ones the
-  // environment snapshot keeps.
-  if (rec.config["env"].contains(a.api_key_env)) rec.config["env"][a.api_key_env] = "<redacted: --api-key-env>";
-  print_suite_tables(rec, a.format);
-  if (!a.no_store) std::cout << "\nrecord: " << records::write_to_store(rec, a.out_dir).string() << "\n";
-  return run_exit_status(rec);
-}
-
 int run_command(const RunArgs& a, const GlobalOptions& g) {
   const std::string data_dir = resolve_data_dir(g);
-  engine::EngineOptions eo;
-  eo.model = runs::model_to_open(a.model, data_dir);
-  eo.tokenizer = a.tokenizer;
-  eo.backend.name = a.backend;
-  eo.backend.threads = a.threads;
-  eo.backend.inject_decode_delay_us = a.inject_decode_delay_us;
-  eo.backend = engine::backend_options_from_env(eo.backend);
-
-  suites::SuiteSetRequest req;
-  // --concurrency/--rate and friends run the load suite unless --suite names others.
-  const std::string load_flags = load_flags_given(a);
-  req.suites = suites::expand_suite_names(a.suite.empty() ? (load_flags.empty() ? "all" : "load") : a.suite);
-  req.config = suites::load_suite_set_config(a.config);
-  const bool runs_load = std::find(req.suites.begin(), req.suites.end(), "load") != req.suites.end();
-  // A load flag no suite of the run reads would be silently ignored: a usage error instead.
-  if (!load_flags.empty() && !runs_load) {
-    throw InputError("--suite " + a.suite + " does not run the load suite, so " + load_flags +
-                     " would be ignored: add load to --suite (--suite " + a.suite + ",load) or leave --suite out");
-  }
-  // The same for the endpoint's options without --endpoint, and the engine's hook with it.
-  std::string endpoint_flags;
-  for (const auto& [given, flag] : {std::pair{!a.api_key_env.empty(), "--api-key-env"},
-                                    std::pair{!a.served_model.empty(), "--served-model"},
-                                    std::pair{a.context_length > 0, "--context-length"},
-                                    std::pair{!a.server_kind.empty(), "--server-kind"}}) {
-    if (given) endpoint_flags += (endpoint_flags.empty() ? "" : ", ") + std::string(flag);
-  }
-  if (!endpoint_flags.empty() && a.endpoint.empty()) {
-    throw InputError(endpoint_flags + ": endpoint options, but no --endpoint URL: the suites run in process and would ignore them");
-  }
-  if (a.inject_decode_delay_us > 0 && !a.endpoint.empty()) {
-    throw InputError("--inject-decode-delay-us delays the in-process engine; with --endpoint the server decodes and would ignore it");
-  }
-  // The in-process engine's options with --endpoint: the server runs the model.
-  if (!a.endpoint.empty() && (a.backend_given || a.threads_given)) {
-    throw InputError(std::string(a.backend_given && a.threads_given ? "--backend, --threads" : a.backend_given ? "--backend" : "--threads") +
-                     ": options of the in-process engine; with --endpoint the server runs the model and they would be ignored");
-  }
-  // --warmup/--repetitions where no suite of the run repeats its measurements: load sends
-  // --num-prompts requests per level once, bfcl scores each entry once, instructions counts one
-  // run under callgrind (their config sections accept the keys, and ignore them).
-  if (a.warmup || a.repetitions) {
-    const bool repeats = std::any_of(req.suites.begin(), req.suites.end(), [](const std::string& s) {
-      return s == "ttft" || s == "agentic" || s == "decode-anatomy";
-    });
-    if (!repeats) {
-      std::string names;
-      for (const auto& s : req.suites) names += (names.empty() ? "" : ",") + s;
-      throw InputError(std::string(a.warmup && a.repetitions ? "--warmup, --repetitions" : a.warmup ? "--warmup" : "--repetitions") +
-                       ": no suite of this run (" + names +
-                       ") repeats its measurements, so they would be ignored (ttft, agentic and decode-anatomy read them; "
-                       "the load suite sends --num-prompts requests per level once)");
-    }
-  }
-  if (!a.concurrency.empty() && !a.rates.empty()) {
-    throw InputError("--concurrency and --rate: give one; a load run is either a closed loop (--concurrency: requests in "
-                     "flight) or an open loop (--rate: arrivals per second)");
-  }
-  // --max-concurrency caps an open loop; a closed loop's --concurrency is its cap already.
-  if (a.max_concurrency && !a.concurrency.empty()) {
-    throw InputError("--max-concurrency caps the requests in flight of an open loop (--rate); with --concurrency the "
-                     "closed loop keeps exactly that many in flight, so it would be ignored");
-  }
-  if (!load_flags.empty()) apply_load_flags(a, req.config);
-  // --burstiness shapes open-loop arrival gaps: a closed loop (concurrency) never uses it.
-  if (a.burstiness && runs_load) {
-    const nlohmann::json& sec = req.config.section("load");
-    if (!sec.is_object() || !sec.contains("rates")) {
-      throw InputError(std::string("--burstiness shapes the arrival gaps of an open loop (--rate); this load run is a closed loop (") +
-                       (!a.concurrency.empty() ? "--concurrency" : req.config.source + ": suites.load.concurrency") +
-                       "), which never uses it");
-    }
-  }
-  // instructions counts the in-process engine's instructions under callgrind: a server's
-  // cannot be counted from here.
-  if (!a.endpoint.empty() && std::find(req.suites.begin(), req.suites.end(), "instructions") != req.suites.end()) {
-    throw InputError("--suite instructions counts the in-process engine's instructions under callgrind; with --endpoint the "
-                     "server runs the model, whose instructions it cannot count: leave instructions out or drop --endpoint");
-  }
-  if (runs_load && a.endpoint.empty()) {
-    throw InputError("--suite load drives a server: give --endpoint URL");
-  }
-  req.overrides = {a.warmup, a.repetitions, a.seed};
-  req.data_dir = data_dir;
+  const engine::EngineOptions eo = runs::suite_run_engine_options(a, data_dir);
+  suites::SuiteSetRequest req = runs::plan_suite_run(a, data_dir);
   auto progress = suites::make_progress(std::cerr, STDERR_FILENO);
   req.progress = progress.get();
   // Usage errors before any work: a bad table format or suite config must not cost a run.
   (void)suites::make_table_printer(a.format);
   suites::check_suite_set(req);
 
-  if (!a.endpoint.empty()) return run_endpoint(a, eo, req, g);
-  suites::EngineTarget target(eo);
-  records::Record rec = suites::run_suite_set(target, req);
-  suites::fill_run_provenance(rec, ATLAS_SOURCE_DIR);
-  rec.machine = runs::gate_machine(a.backend, "");  // a CUDA run names its GPU and a GPU machine class
-  suites::fill_model_provenance(rec, target, data_dir);
-  rec.command_line = g.argv;
-  rec.config["env"] = suites::atlas_environment();
-
+  const runs::RunStamp stamp{ATLAS_SOURCE_DIR, g.argv, a.api_key_env};
+  const records::Record rec = a.endpoint.empty() ? runs::run_suites_on_engine(eo, req, stamp)
+                                                 : runs::run_suites_on_endpoint(a, eo, req, stamp);
   print_suite_tables(rec, a.format);
-  if (!a.no_store) {
-    const auto path = records::write_to_store(rec, a.out_dir);
-    std::cout << "\nrecord: " << path.string() << "\n";
-  }
+  if (!a.no_store) std::cout << "\nrecord: " << records::write_to_store(rec, a.out_dir).string() << "\n";
   return run_exit_status(rec);
 }
 
