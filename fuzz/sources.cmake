@@ -19,6 +19,7 @@ set(ATLAS_FUZZ_LIB_SOURCES
   common/json_depth.cpp
   common/json_file.cpp
   common/json_text.cpp
+  common/machine_error.cpp
   common/termination.cpp
   engine/formats/dtype.cpp
   engine/formats/gguf.cpp

@@ -2,7 +2,7 @@
 # ctest ci/env_table: every ATLAS_* environment variable that the code or a script outside
 # tests/ reads is listed in docs/environment.md, so the one table of them cannot fall behind the
 # code (ATLAS_PREFILL_BY_STEPS and ATLAS_BENCH were read but missing when this check was added).
-# Read means: getenv("ATLAS_X") or env_flag("ATLAS_X") in C++/CUDA, ${ATLAS_X} or $ATLAS_X in a
+# Read means: getenv("ATLAS_X"), env_flag, env_int or env_choice("ATLAS_X") in C++/CUDA, ${ATLAS_X} or $ATLAS_X in a
 # shell script, os.environ.get("ATLAS_X") / os.environ["ATLAS_X"] in Python. Variables the tests
 # themselves set and read are the tests' own business.
 #   tests/ci/env_table_test.sh [SOURCE_DIR]
@@ -19,7 +19,7 @@ sources() {  # files of one kind outside tests/, build trees and hidden folders 
 names=$(
   {
     sources -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' |
-      xargs grep -ohE '(getenv|env_flag)\("ATLAS_[A-Z0-9_]+"' || true
+      xargs grep -ohE '(getenv|env_flag|env_int|env_choice)\("ATLAS_[A-Z0-9_]+"' || true
     { sources -name '*.sh'; echo ./.ci/run; } | xargs grep -ohE '\$\{?ATLAS_[A-Z0-9_]+' || true
     sources -name '*.py' | xargs grep -ohE "environ(\.get\(|\[)[\"']ATLAS_[A-Z0-9_]+" || true
   } | grep -oE 'ATLAS_[A-Z0-9_]+' | sort -u
