@@ -5,10 +5,12 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 ATLAS_CUDA ?= AUTO
-# Warnings as errors (CMake option ATLAS_WERROR): ON under CI (CI=true, which .ci/run sets),
-# OFF locally unless asked (`make test ATLAS_WERROR=ON`). Passed on every configure, so a build
-# directory configured once without it does not keep the cached value under CI.
-ATLAS_WERROR ?= $(if $(filter true,$(CI)),ON,OFF)
+# Warnings as errors (CMake option ATLAS_WERROR): ON under CI (CI=true, which .ci/run sets; CI is
+# a boolean read as every one is, tools/lib/env_flag.sh: 1/true/yes/on, 0/false/no/off, else an
+# error), OFF locally unless asked (`make test ATLAS_WERROR=ON`). Passed on every configure, so a
+# build directory configured once without it does not keep the cached value under CI.
+ATLAS_CI_FLAG = $(shell CI='$(CI)' bash tools/lib/env_flag.sh CI 2>&1)
+ATLAS_WERROR ?= $(if $(filter 1,$(ATLAS_CI_FLAG)),ON,$(if $(filter 0,$(ATLAS_CI_FLAG)),OFF,$(error $(ATLAS_CI_FLAG))))
 # The data directory (models/, bfcl/): ../shared/data beside the checkout when it exists.
 ATLAS_DATA_DIR ?= $(shell if [ -d ../shared/data ]; then cd ../shared/data && pwd; else echo $(CURDIR)/data; fi)
 export ATLAS_DATA_DIR
