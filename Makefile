@@ -11,8 +11,10 @@ ATLAS_CUDA ?= AUTO
 # build directory configured once without it does not keep the cached value under CI.
 ATLAS_CI_FLAG = $(shell CI='$(CI)' bash tools/lib/env_flag.sh CI 2>&1)
 ATLAS_WERROR ?= $(if $(filter 1,$(ATLAS_CI_FLAG)),ON,$(if $(filter 0,$(ATLAS_CI_FLAG)),OFF,$(error $(ATLAS_CI_FLAG))))
-# The data directory (models/, bfcl/): ../shared/data beside the checkout when it exists.
-ATLAS_DATA_DIR ?= $(shell if [ -d ../shared/data ]; then cd ../shared/data && pwd; else echo $(CURDIR)/data; fi)
+# The data directory (models/, bfcl/), absolute: `make ... ATLAS_DATA_DIR=DIR`, else the order of
+# tools/lib/data_dir.sh ($ATLAS_DATA_DIR, else ../shared/data beside the checkout, else ./data;
+# docs/environment.md "The data directory").
+ATLAS_DATA_DIR := $(abspath $(shell bash tools/lib/data_dir.sh))
 export ATLAS_DATA_DIR
 # Extra arguments for `make gate`. A pull request can edit this file, so the gate does not trust
 # them: a --baselines-dir or --config here is checked against the merge-base (docs/gates.md).
