@@ -5,12 +5,16 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 ATLAS_CUDA ?= AUTO
-# Warnings as errors (CMake option ATLAS_WERROR): ON under CI (CI=true, which .ci/run sets),
-# OFF locally unless asked (`make test ATLAS_WERROR=ON`). Passed on every configure, so a build
-# directory configured once without it does not keep the cached value under CI.
-ATLAS_WERROR ?= $(if $(filter true,$(CI)),ON,OFF)
-# The data directory (models/, bfcl/): ../shared/data beside the checkout when it exists.
-ATLAS_DATA_DIR ?= $(shell if [ -d ../shared/data ]; then cd ../shared/data && pwd; else echo $(CURDIR)/data; fi)
+# Warnings as errors (CMake option ATLAS_WERROR): ON under CI (CI=true, which .ci/run sets; CI is
+# a boolean read as every one is, tools/lib/env_flag.sh: 1/true/yes/on, 0/false/no/off, else an
+# error), OFF locally unless asked (`make test ATLAS_WERROR=ON`). Passed on every configure, so a
+# build directory configured once without it does not keep the cached value under CI.
+ATLAS_CI_FLAG = $(shell CI='$(CI)' bash tools/lib/env_flag.sh CI 2>&1)
+ATLAS_WERROR ?= $(if $(filter 1,$(ATLAS_CI_FLAG)),ON,$(if $(filter 0,$(ATLAS_CI_FLAG)),OFF,$(error $(ATLAS_CI_FLAG))))
+# The data directory (models/, bfcl/), absolute: `make ... ATLAS_DATA_DIR=DIR`, else the order of
+# tools/lib/data_dir.sh ($ATLAS_DATA_DIR, else ../shared/data beside the checkout, else ./data;
+# docs/environment.md "The data directory").
+ATLAS_DATA_DIR := $(abspath $(shell bash tools/lib/data_dir.sh))
 export ATLAS_DATA_DIR
 # Extra arguments for `make gate`. A pull request can edit this file, so the gate does not trust
 # them: a --baselines-dir or --config here is checked against the merge-base (docs/gates.md).

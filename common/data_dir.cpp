@@ -6,12 +6,16 @@
 
 namespace atlas {
 
-std::filesystem::path resolve_data_dir(const std::string& flag) {
+std::filesystem::path data_dir_in_order(const std::string& flag, const char* env, const std::filesystem::path& checkout) {
   if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("ATLAS_DATA_DIR"); env && *env) return env;
-  const auto beside = std::filesystem::path(build_source_dir()) / ".." / "shared" / "data";
+  if (env != nullptr && *env != '\0') return env;
+  const auto beside = checkout / ".." / "shared" / "data";
   if (std::error_code ec; std::filesystem::is_directory(beside, ec)) return beside.lexically_normal();
   return "data";
+}
+
+std::filesystem::path resolve_data_dir(const std::string& flag) {
+  return data_dir_in_order(flag, std::getenv("ATLAS_DATA_DIR"), build_source_dir());
 }
 
 }  // namespace atlas

@@ -19,7 +19,9 @@ src=$(cd "$(dirname "$0")" && pwd)
 # The seeds of model files (synthetic GGUF and llama2.c checkpoints) and those taken from the data
 # directory (the stories260K tokenizer, header prefixes of the real model files) are generated,
 # never committed: make them before fuzzing.
-ATLAS_SEEDS_ONLY=generated python3 "$src/make_seeds.py" "${ATLAS_DATA_DIR:-$src/../../shared/data}" ||
+# shellcheck source=tools/lib/data_dir.sh
+. "$src/../tools/lib/data_dir.sh"
+ATLAS_SEEDS_ONLY=generated python3 "$src/make_seeds.py" "$(atlas_data_dir_absolute "")" ||
   echo "run.sh: some generated seeds are missing (above); those targets start from fewer seeds" >&2
 targets=("$@")
 if ((${#targets[@]} == 0)); then

@@ -147,8 +147,9 @@ QuietBoxReport evaluate_quiet_box(const QuietBoxInputs& in, const QuietBoxThresh
   }
   for (const auto& p : in.busiest) {
     if (p.cpu_percent > t.max_foreign_process_cpu_percent) {
-      not_quiet("foreign process " + std::to_string(p.pid) + " (" + p.comm + ") uses " + fmt(p.cpu_percent) +
-                "% of a core > " + fmt(t.max_foreign_process_cpu_percent) + "%");
+      not_quiet("foreign process " + std::to_string(p.pid) + " (" + p.comm + ") uses " +
+                format_percent(p.cpu_percent, false) + " of a core > " +
+                format_percent(t.max_foreign_process_cpu_percent, false));
     }
   }
   for (const auto& d : in.gpu.devices) {
@@ -158,8 +159,8 @@ QuietBoxReport evaluate_quiet_box(const QuietBoxInputs& in, const QuietBoxThresh
                 std::to_string(d.compute_processes.front().pid));
     }
     if (d.utilization_gpu_percent > t.max_gpu_utilization_percent) {
-      not_quiet(gpu + " utilisation " + std::to_string(d.utilization_gpu_percent) + "% > " +
-                fmt(t.max_gpu_utilization_percent) + "%");
+      not_quiet(gpu + " utilisation " + format_percent(d.utilization_gpu_percent, false) + " > " +
+                format_percent(t.max_gpu_utilization_percent, false));
     }
     if (d.temperature_c > t.max_gpu_temperature_c) {
       not_quiet(gpu + " temperature " + std::to_string(d.temperature_c) + " C > " + fmt(t.max_gpu_temperature_c) + " C");

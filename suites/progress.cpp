@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "common/env_flag.hpp"
+
 namespace atlas::suites {
 
 void CountingProgress::start(std::string_view phase, int total_steps) {
@@ -47,17 +49,9 @@ void BarProgress::end(std::string_view summary) {
   *os_ << "\r\x1b[2K" << phase_ << " done" << (summary.empty() ? "" : ": ") << summary << "\n" << std::flush;
 }
 
-namespace {
-bool ci_env() {
-  const char* ci = std::getenv("CI");
-  if (!ci || !*ci) return false;
-  const std::string v = ci;
-  return v != "0" && v != "false" && v != "FALSE" && v != "no";
-}
-}  // namespace
-
 std::unique_ptr<Progress> make_progress(std::ostream& os, int fd) {
-  if (!ci_env() && ::isatty(fd)) return std::make_unique<BarProgress>(os);
+  // CI is a boolean like every other (common/env_flag.hpp; the build reads it the same way).
+  if (!env_flag("CI") && ::isatty(fd)) return std::make_unique<BarProgress>(os);
   return std::make_unique<LineProgress>(os);
 }
 

@@ -11,7 +11,7 @@
 
 namespace atlas::test {
 /// The data directory, in the order every binary uses (common/data_dir.hpp); ctest sets
-/// ATLAS_DATA_DIR to the build's (tests/CMakeLists.txt).
+/// ATLAS_DATA_DIR to the build's when it is unset (tests/CMakeLists.txt).
 inline std::filesystem::path data_dir() { return resolve_data_dir(); }
 inline std::filesystem::path source_dir() { return ATLAS_SOURCE_DIR; }
 inline std::filesystem::path stories_bin() { return data_dir() / "models/stories260K/stories260K.bin"; }

@@ -12,8 +12,8 @@ Each figure is the median of --runs runs (and the min/max). Wall time is time.pe
 around fork/exec/wait; RSS is ru_maxrss from wait4() of that child alone.
 
   tools/bench-cli.py startup  --exe build/tools/atlas-bench
-  tools/bench-cli.py generate --exe build/tools/atlas-bench --run-c path/to/llama2.c/run.c \
-      --data-dir ../shared/data
+  tools/bench-cli.py generate --exe build/tools/atlas-bench --run-c path/to/llama2.c/run.c
+      [--data-dir DIR]
 """
 import argparse
 import os
@@ -91,7 +91,9 @@ def startup(args):
 
 def generate(args):
     exe = os.path.abspath(args.exe)
-    model_dir = os.path.join(args.data_dir, "models", "stories260K")
+    data_dir = args.data_dir or subprocess.run([args.exe, "data", "dir"], check=True, capture_output=True,
+                                               text=True).stdout.strip()
+    model_dir = os.path.join(data_dir, "models", "stories260K")
     model = os.path.join(model_dir, "stories260K.bin")
     tok = os.path.join(model_dir, "tok512.bin")
     build = tempfile.mkdtemp(prefix="bench-cli-")
@@ -133,7 +135,8 @@ def main():
     g = sub.add_parser("generate")
     g.add_argument("--exe", default="build/tools/atlas-bench")
     g.add_argument("--run-c", required=True, help="llama2.c's run.c")
-    g.add_argument("--data-dir", default=os.environ.get("ATLAS_DATA_DIR", "../shared/data"))
+    g.add_argument("--data-dir", help="default: the --exe's own answer (`atlas-bench data dir`: $ATLAS_DATA_DIR, "
+                   "else ../shared/data beside its checkout, else ./data; docs/environment.md)")
     g.add_argument("--runs", type=int, default=15)
     g.add_argument("--prompt", default="Tom")
     g.add_argument("--before", help="another atlas-bench to run side by side")

@@ -10,7 +10,11 @@
 # the machine has none), for GPU boxes without the Debian -dev packages.
 set -uo pipefail
 OUT=${1:?usage: tools/gpu-bench.sh OUT [DATA_DIR] [DEPS_PREFIX]}
-DATA=${2:-$(pwd)/../shared/data}
+# shellcheck source=tools/lib/data_dir.sh
+. "$(dirname "$0")/lib/data_dir.sh"
+# DATA_DIR: given, else the one order (docs/environment.md): $ATLAS_DATA_DIR, else ../shared/data
+# beside the checkout, else ./data; absolute, since the build and atlas-bench use it.
+DATA=$(atlas_data_dir_absolute "${2:-}")
 DEPS=${3:-}
 BUILD=${BUILD:-build-gpu}
 JOBS=${JOBS:-$(nproc)}

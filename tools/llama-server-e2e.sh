@@ -10,7 +10,8 @@
 #                 $ATLAS_LLAMA_SERVER; with neither it prints "skipped: ..." and exits 77 (the
 #                 ctest `llama_server_e2e` runs it so: skipped unless a binary is given)
 #   ATLAS_BENCH   default $E2E_BENCH, else build/tools/atlas-bench
-#   DATA_DIR      default $ATLAS_DATA_DIR, else ../shared/data (needs models/stories260K-gguf and bfcl/)
+#   DATA_DIR      default the one order of docs/environment.md: $ATLAS_DATA_DIR, else ../shared/data
+#                 beside the checkout, else ./data (needs models/stories260K-gguf and bfcl/)
 #   SERVER_OPTION words after `--` go to llama-server as given, after the script's own (a later
 #                 option wins in llama.cpp), e.g. `-- -np 1 --cache-ram 0` (one slot, no host
 #                 prompt cache) or `-- --no-cache-prompt`; $E2E_SERVER_ARGS (split at blanks: for
@@ -153,8 +154,10 @@ if [ -z "$server_bin" ]; then
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 bench=${positional[1]:-${E2E_BENCH:-$here/build/tools/atlas-bench}}
-data=${positional[2]:-${ATLAS_DATA_DIR:-$here/../shared/data}}
-data=$(cd "$data" 2>/dev/null && pwd) || usage "DATA_DIR ${positional[2]:-${ATLAS_DATA_DIR:-$here/../shared/data}}: not a folder"
+# shellcheck source=tools/lib/data_dir.sh
+. "$here/tools/lib/data_dir.sh"
+data=$(atlas_data_dir "${positional[2]:-}")
+data=$(cd "$data" 2>/dev/null && pwd) || usage "DATA_DIR $(atlas_data_dir "${positional[2]:-}"): not a folder"
 out=${E2E_OUT:-$(mktemp -d /tmp/llama-server-e2e.XXXXXX)}
 port=${E2E_PORT:-18090}
 threads=${E2E_THREADS:-1}

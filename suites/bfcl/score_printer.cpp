@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "common/number_format.hpp"
 #include "suites/bfcl/bfcl_error.hpp"
 
 namespace atlas::suites::bfcl {
@@ -18,11 +19,8 @@ class JsonLinesPrinter : public ScorePrinter {
   }
 };
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%6.2f%%", v * 100.0);
-  return buf;
-}
+// A fraction as a percentage, the one way (common/number_format.hpp); the columns right-align it.
+std::string pct(double v) { return format_fraction_percent(v, false); }
 
 class TablePrinter : public ScorePrinter {
  public:

@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "common/number_format.hpp"
+
 namespace atlas::suites {
 
 namespace {
@@ -12,7 +14,7 @@ std::string per_token(const std::optional<double>& v, double tokens, int decimal
 }
 std::string graph_share(const StageAnatomy& s) {
   if (!s.launches || !s.graph_launches) return kNa;
-  return *s.launches > 0 ? fmt_fixed(100.0 * *s.graph_launches / *s.launches, 0) + "%" : "-";
+  return *s.launches > 0 ? format_fraction_percent(*s.graph_launches / *s.launches, false) : "-";
 }
 
 std::string copy_counts(const StageAnatomy& s, double tokens) {
@@ -46,7 +48,7 @@ Table anatomy_table(const AnatomyWindow& window, double tokens, double wall_ns, 
     std::string share = kNa;
     if (s.time_ns) {
       stage_ns += *s.time_ns;
-      if (wall_ns > 0) share = fmt_fixed(100.0 * *s.time_ns / wall_ns, 1) + "%";
+      if (wall_ns > 0) share = format_fraction_percent(*s.time_ns / wall_ns, false);
     } else {
       all_times = false;
     }
@@ -57,11 +59,11 @@ Table anatomy_table(const AnatomyWindow& window, double tokens, double wall_ns, 
   if (all_times && !window.stages.empty() && wall_ns > 0) {
     const double other = wall_ns - stage_ns;
     t.rows.push_back({"other (outside stages)", kNa, kNa, kNa, kNa, kNa, fmt_fixed(other / tokens / 1e3, 2),
-                      fmt_fixed(100.0 * other / wall_ns, 1) + "%"});
+                      format_fraction_percent(other / wall_ns, false)});
   }
   if (window.stages.empty()) sum = StageAnatomy{};
   t.rows.push_back({"token (wall, instrumented pass)", kNa, per_token(sum.launches, tokens, 2), graph_share(sum),
-                    per_token(sum.host_syncs, tokens, 2), copy_counts(sum, tokens), fmt_fixed(wall_us, 2), "100.0%"});
+                    per_token(sum.host_syncs, tokens, 2), copy_counts(sum, tokens), fmt_fixed(wall_us, 2), format_percent(100, false)});
   t.notes.push_back("time basis: " + time_basis + "; n/a = not measured by this source; the wall row is the "
                     "instrumented pass's own (the counters-off wall per token is the metric above the table)");
   return t;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/number_format.hpp"
 #include "records/stats.hpp"
 #include "suites/cold_request.hpp"
 #include "suites/endpoint/load.hpp"
@@ -19,12 +20,8 @@ using records::Better;
 using records::MetricKind;
 
 namespace {
-std::string fmt(double x) {
-  std::ostringstream o;
-  o.precision(4);
-  o << x;
-  return o.str();
-}
+// Figures in notes and errors: the project's four significant digits (common/number_format.hpp).
+std::string fmt(double x) { return format_number(x); }
 }  // namespace
 
 LoadSuiteConfig LoadSuiteConfig::from(const SuiteOptions& options) {
@@ -287,7 +284,7 @@ records::SuiteResult run_load_suite(Target& target, const SuiteOptions& options)
     if (!closed && f.realized_rate > 0) {
       notes.push_back(L + ": realized arrival rate " + fmt(f.realized_rate) + " req/s for " + fmt(levels[li]) +
                       " requested (" + std::to_string(f.sent) + " arrivals: a schedule that size lands within +-" +
-                      fmt(100 * band) + "% of the requested rate 95% of the time; more --num-prompts narrow it)");
+                      format_fraction_percent(band, false) + " of the requested rate 95% of the time; more --num-prompts narrow it)");
     }
     if (f.goodput_tpot_undefined > 0) {
       notes.push_back(L + ": " + std::to_string(f.goodput_tpot_undefined) +

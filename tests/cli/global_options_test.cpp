@@ -95,3 +95,20 @@ TEST_CASE("a command's or nested command's help has its own footer, not the top-
   const auto top = (*run)({"--help"});
   CHECK(top.out.find("--pull-request-gate-check") != std::string::npos);
 }
+
+TEST_CASE("data dir prints the data directory commands use, absolute") {
+  const auto run = test::cli_runner("cli_data_dir");
+  if (!run) return;
+  // --data-dir first, before or after the command name; a relative one made absolute.
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--data-dir", "rel/../d", "data", "dir"},
+                                                                 {"data", "dir", "--data-dir", "rel/../d"}}) {
+    const auto r = (*run)(args);
+    INFO(r.err);
+    CHECK(r.exit_status == 0);
+    CHECK(r.out == (run->cwd / "d").string() + "\n");
+  }
+  // Else the order of common/data_dir.hpp: here $ATLAS_DATA_DIR, which ctest sets.
+  const auto r = (*run)({"data", "dir"});
+  CHECK(r.exit_status == 0);
+  CHECK(r.out == std::filesystem::absolute(resolve_data_dir()).lexically_normal().string() + "\n");
+}

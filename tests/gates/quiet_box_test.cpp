@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
+#include "common/number_format.hpp"
 #include "gates/error.hpp"
 #include "gates/monitor_guard.hpp"
 #include "gates/nvml.hpp"
 #include "gates/quiet_box.hpp"
 
 using namespace atlas::gates;
+using atlas::format_percent;
 
 TEST_CASE("parse_loadavg reads /proc/loadavg text") {
   const auto l = parse_loadavg("1.52 0.98 0.40 3/977 123456\n");
@@ -77,6 +79,9 @@ TEST_CASE("evaluate_quiet_box: thresholds on load, foreign CPU and GPU state") {
   REQUIRE(r.reasons.size() == 2);
   CHECK(r.reasons[0].find("per core > 0.5") != std::string::npos);
   CHECK(r.reasons[1].find("77 (stress)") != std::string::npos);
+  // Percentages as every printer writes them (common/number_format.hpp).
+  CHECK(r.reasons[1].find("uses 95.00% of a core > " + format_percent(t.max_foreign_process_cpu_percent, false)) !=
+        std::string::npos);
 
   QuietBoxInputs gpu_in;
   gpu_in.cores = 8;
@@ -94,6 +99,11 @@ TEST_CASE("evaluate_quiet_box: thresholds on load, foreign CPU and GPU state") {
   r = evaluate_quiet_box(gpu_in, t);
   CHECK(!r.quiet);
   CHECK(r.reasons.size() == 3);
+  gpu_in.gpu.devices[0] = d;
+  gpu_in.gpu.devices[0].utilization_gpu_percent = 100;
+  r = evaluate_quiet_box(gpu_in, t);
+  REQUIRE(r.reasons.size() == 1);
+  CHECK(r.reasons[0] == "GPU 0 utilisation 100.00% > " + format_percent(t.max_gpu_utilization_percent, false));
 }
 
 TEST_CASE("probe on this machine: NVML absence is reported, not fatal") {

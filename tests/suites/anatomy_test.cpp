@@ -46,10 +46,10 @@ TEST_CASE("anatomy table: unmeasured columns read n/a, never 0") {
   CHECK(att[4] == "n/a");    // host syncs
   CHECK(att[5] == "n/a");    // copies
   CHECK(att[6] == "10.00");  // 40 us / 4 tokens
-  CHECK(att[7] == "40.0%");  // of 25 us per token
+  CHECK(att[7] == "40.00%");  // of 25 us per token
   CHECK(t.rows[2][0] == "other (outside stages)");
   CHECK(t.rows[2][6] == "10.00");  // (100 - 60) us / 4
-  CHECK(t.rows[2][7] == "40.0%");
+  CHECK(t.rows[2][7] == "40.00%");
   CHECK(t.rows[3][0] == "token (wall, instrumented pass)");
   CHECK(t.rows[3][2] == "n/a");
   CHECK(t.rows[3][6] == "25.00");
@@ -58,7 +58,7 @@ TEST_CASE("anatomy table: unmeasured columns read n/a, never 0") {
   TextTablePrinter().print(t, text);
   MarkdownTablePrinter().print(t, md);
   CHECK(text.str().find(" 0.00") == std::string::npos);
-  CHECK(md.str().find("| attention | 5.00 | n/a | n/a | n/a | n/a | 10.00 | 40.0% |") != std::string::npos);
+  CHECK(md.str().find("| attention | 5.00 | n/a | n/a | n/a | n/a | 10.00 | 40.00% |") != std::string::npos);
 }
 
 TEST_CASE("anatomy table: a source that counts launches, graphs, syncs and copies shows them") {
@@ -75,13 +75,13 @@ TEST_CASE("anatomy table: a source that counts launches, graphs, syncs and copie
   w.stages[1].copies_d2h = 4;
   const Table t = anatomy_table(w, 4, 100'000, "cupti", "GPU kernel time");
   CHECK(t.rows[0][2] == "10.00");
-  CHECK(t.rows[0][3] == "100%");
+  CHECK(t.rows[0][3] == "100.00%");
   CHECK(t.rows[0][4] == "0.00");
   CHECK(t.rows[0][5] == "0.00 / 1.00");
-  CHECK(t.rows[1][3] == "50%");
+  CHECK(t.rows[1][3] == "50.00%");  // percentages as everywhere: common/number_format.hpp
   const auto& token = t.rows.back();
   CHECK(token[2] == "12.00");  // 48 launches / 4 tokens
-  CHECK(token[3] == "92%");    // 44 of 48
+  CHECK(token[3] == "91.67%");  // 44 of 48
   CHECK(token[4] == "1.00");
   CHECK(token[5] == "0.00 / 2.00");
 }

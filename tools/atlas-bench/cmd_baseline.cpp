@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/exit_code.hpp"
+#include "common/number_format.hpp"
 #include "gates/accept.hpp"
 #include "gates/baseline.hpp"
 #include "gates/baseline_lock.hpp"
@@ -91,7 +92,8 @@ void print_baseline(const Baseline& b, const fs::path& path) {
     std::cout << "  " << mismatched << " metric(s) do not match their own history (listed above)\n";
   for (const auto& [key, m] : b.metrics) {
     std::cout << "  " << key << " = " << format_value(m.value, m.unit) << " " << m.unit << "  (" << records::to_string(m.kind)
-              << ", " << records::to_string(m.better) << " is better, tolerance " << m.tolerance.relative * 100 << "% / "
+              << ", " << records::to_string(m.better) << " is better, tolerance "
+              << format_fraction_percent(m.tolerance.relative, false) << " / "
               << m.tolerance.absolute << " " << m.unit << ", " << m.samples.size() << " samples"
               << (m.frozen ? ", frozen" : "") << ")";
     if (!m.history.empty()) {

@@ -3,7 +3,7 @@
 // 12 layers, 12 heads, vocab 32000), next to this machine's memory bandwidth (read and copy),
 // which bounds decode.
 //   ./build/tools/bench_engine_decode --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-// Env: ATLAS_DATA_DIR (default ../shared/data).
+// Env: ATLAS_DATA_DIR (common/data_dir.hpp; docs/environment.md "The data directory").
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

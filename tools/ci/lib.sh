@@ -10,9 +10,14 @@ ci_bench() {
   printf '%s\n' "$b"
 }
 
-# The data directory (models/, bfcl/): $ATLAS_DATA_DIR, else ../shared/data beside the checkout.
+# shellcheck source=tools/lib/data_dir.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/data_dir.sh"
+
+# The data directory (models/, bfcl/), absolute: the one order of tools/lib/data_dir.sh
+# ($ATLAS_DATA_DIR, else ../shared/data beside the checkout, else ./data; docs/environment.md).
 ci_data_dir() {
-  local d=${ATLAS_DATA_DIR:-../shared/data}
+  local d
+  d=$(atlas_data_dir)
   [ -d "$d/models" ] || { echo "ci: no data directory at '$d' (set ATLAS_DATA_DIR: models/, bfcl/)" >&2; return 3; }
   (cd "$d" && pwd)
 }

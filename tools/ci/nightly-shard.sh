@@ -5,7 +5,7 @@
 # checkout and writes into OUT_DIR, the folder the job uploads: records/ (the shard's record),
 # shard.log and exit-code. Exits with the shard's exit code (0 when the machine class has no
 # nightly BASELINE: recorded, not judged) once OUT_DIR is complete.
-# Environment: ATLAS_BENCH (build/tools/atlas-bench), ATLAS_DATA_DIR (../shared/data).
+# Environment: ATLAS_BENCH (build/tools/atlas-bench), ATLAS_DATA_DIR (docs/environment.md: ../shared/data beside the checkout, else ./data).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=SCRIPTDIR/lib.sh

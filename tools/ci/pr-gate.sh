@@ -10,7 +10,7 @@
 # model"), else --target-branch. The gate needs the target's history: a shallow clone
 # (actions/checkout's default fetch-depth: 1) makes it inconclusive (exit 2), so this script
 # says so before the gate runs.
-# Environment: ATLAS_BENCH (build/tools/atlas-bench), ATLAS_DATA_DIR (../shared/data),
+# Environment: ATLAS_BENCH (build/tools/atlas-bench), ATLAS_DATA_DIR (docs/environment.md: ../shared/data beside the checkout, else ./data),
 # PR_NUMBER (the pull request's number, for the posting job; the workflow sets it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
