@@ -103,12 +103,12 @@ grep -qF "@$(printf '\xe2\x80\x8b')octo-org/reviewers" "$work/hostile-body.md" |
 size=$(wc -c < "$work/hostile-body.md")
 [ "$size" -le 61000 ] || fail "the body is $size bytes: not cut"
 grep -q "summary cut at 60000 bytes" "$work/hostile-body.md" || fail "the cut is not said"
-refused() {  # refused WHAT ENV... : post-summary.sh must exit 1 and write no body
+refused() {  # refused WHAT ENV... : post-summary.sh must exit 3 (input error) and write no body
   local what=$1 rc=0
   shift
   rm -f "$work/refused.md"
   env "$@" "$ci/post-summary.sh" "$work/bad" --dry-run "$work/refused.md" > "$work/refused.log" 2>&1 || rc=$?
-  if [ "$rc" -ne 1 ] || [ -e "$work/refused.md" ]; then fail "$what: exit $rc (wanted 1, no body)"; cat "$work/refused.log"; fi
+  if [ "$rc" -ne 3 ] || [ -e "$work/refused.md" ]; then fail "$what: exit $rc (wanted 3, no body)"; cat "$work/refused.log"; fi
 }
 mkdir "$work/bad"
 echo "hello" > "$work/bad/summary.md"

@@ -21,7 +21,9 @@ dir=$1 dry=${3:-}
 marker='<!-- atlas-bench-gate-summary -->'
 max_bytes=60000
 
-die() { echo "post-summary: $*" >&2; exit 1; }
+# A refused artifact or run is an input error (exit 3, README "Exit codes"): 1 would read as the
+# gate's "regression".
+die() { echo "post-summary: $*" >&2; exit 3; }
 plain_file() { [ -f "$1" ] && [ ! -L "$1" ]; }  # a symlink could read a file of the runner
 plain_file "$dir/summary.md" || die "no summary.md in $dir"
 plain_file "$dir/pr-number" || die "no pr-number in $dir"
