@@ -412,16 +412,29 @@ std::size_t attention_decode_smem(int group, int head_dim, int chunk_cap, ElemTy
 }
 
 /// ATLAS_ATTN_KERNEL=split selects the split-K kernel where the cluster kernel would apply.
+static bool forced_split() {
+  static const bool v = atlas::env_choice("ATLAS_ATTN_KERNEL", {"split", "cluster"}) == "split";
+  return v;
+}
+
+/// ATLAS_ATTN_KEYS_PER_SPLIT (0 or unset: 32).
+static int keys_per_split() {
+  static const int v = [] {
+    const int k = atlas::env_int("ATLAS_ATTN_KEYS_PER_SPLIT", 0, 1 << 20, 0);
+    return k > 0 ? k : 32;
+  }();
+  return v;
+}
+
 static bool cluster_kernel(ElemType wtype, int group, int head_dim, int rope_dim) {
-  static const bool forced_split = atlas::env_choice("ATLAS_ATTN_KERNEL", {"split", "cluster"}) == "split";
   const bool full_rope = rope_dim <= 0 || rope_dim >= head_dim;  // the cluster kernel rotates whole heads
-  return !forced_split && full_rope && attention_decode_cluster_supported(wtype, group, head_dim);
+  return !forced_split() && full_rope && attention_decode_cluster_supported(wtype, group, head_dim);
 }
 
 int attention_decode_splits(ElemType wtype, int group, int head_dim, int bucket, int rope_dim) {
   // Short slices, many blocks: a block's time is a chain of dependent load rounds, so 128 or
   // 256 keys per slice measured slower on the H200 than 32 or 64 (docs/PERF.md).
-  static const int keys = atlas::env_int("ATLAS_ATTN_KEYS_PER_SPLIT", 1, 1 << 20, 32);
+  const int keys = keys_per_split();
   if (cluster_kernel(wtype, group, head_dim, rope_dim))
     return attention_decode_cluster_splits(wtype, group, head_dim, bucket, keys);
   return std::clamp(bucket / keys, 1, 32);
@@ -453,6 +466,12 @@ void attention_decode_prepare(ElemType wtype, int group, int head_dim, int chunk
 static bool attention_team_scores() {
   static const bool on = atlas::env_choice("ATLAS_ATTN_SCORES", {"thread", "team"}) != "thread";
   return on;
+}
+
+void attention_read_env_knobs() {
+  forced_split();
+  keys_per_split();
+  attention_team_scores();
 }
 
 void attention_decode(const DecodeAttentionArgs& a, cudaStream_t stream) {

@@ -58,6 +58,10 @@ struct DecodeAttentionArgs {
   void* out = nullptr;         ///< weight type [n_heads * d]
 };
 
+/// Reads and checks the decode attention's environment knobs (ATLAS_ATTN_*) now rather than at
+/// the first launch (see gemv_read_env_knobs). Throws atlas::InputError.
+void attention_read_env_knobs();
+
 /// Decode attention for one new token. Uses the cluster kernel (attention_decode_cluster.hpp)
 /// where it takes the shape, else the split-K kernel here; ATLAS_ATTN_KERNEL=split forces the
 /// latter (A/B runs). a.n_splits must come from attention_decode_splits.

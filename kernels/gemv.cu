@@ -426,7 +426,7 @@ int blocks_per_sm(size_t smem) {
 /// ATLAS_GEMV_BLOCKS_PER_SM=N overrides the resident-block count the persistent grid is sized
 /// by (a tuning knob: a large N gives one short range per block instead of a persistent grid).
 int blocks_per_sm_override() {
-  static const int v = atlas::env_int("ATLAS_GEMV_BLOCKS_PER_SM", 1, 1024, 0);
+  static const int v = atlas::env_int("ATLAS_GEMV_BLOCKS_PER_SM", 0, 1024, 0);  // 0: the occupancy query
   return v;
 }
 
@@ -437,11 +437,17 @@ int blocks_per_sm_override() {
 /// the 8 KiB threshold. ATLAS_GEMV_PLAIN_X=smem / =global forces either (A/B runs).
 /// A vector that would not fit beside the ring in the per-block shared-memory opt-in limit is
 /// never staged.
-bool stage_plain_x(size_t bytes) {
+/// ATLAS_GEMV_PLAIN_X: 1 smem, 0 global, -1 by size.
+int plain_x_knob() {
   static const int forced = [] {
     const std::string e = atlas::env_choice("ATLAS_GEMV_PLAIN_X", {"smem", "global"});
     return e.empty() ? -1 : e == "smem" ? 1 : 0;
   }();
+  return forced;
+}
+
+bool stage_plain_x(size_t bytes) {
+  const int forced = plain_x_knob();
   static const size_t limit = [] {
     int dev = 0, optin = 0;
     ATLAS_CUDA_CHECK(cudaGetDevice(&dev));
@@ -471,6 +477,12 @@ int prologue_items_knob() {
   return v;
 }
 
+/// ATLAS_GEMV_VERBOSE, by the project's one boolean rule (common/env_flag.hpp): =0 is off.
+bool verbose_knob() {
+  static const bool v = atlas::env_flag("ATLAS_GEMV_VERBOSE");
+  return v;
+}
+
 template <typename W, GemvInput In>
 size_t dyn_smem(int ld, bool async) {
   const bool staged = In == GemvInput::rmsnorm || stage_plain_x(static_cast<size_t>(ld) * sizeof(W));
@@ -486,8 +498,7 @@ void launch(const GemvArgs& a, cudaStream_t s) {
   const int occupancy = blocks_per_sm<W, In, Out, KSplit, Async>(smem);
   const int per_sm = blocks_per_sm_override() > 0 ? blocks_per_sm_override() : occupancy;
   const int blocks = std::min(pairs, sm_count() * per_sm);
-  // The project's one boolean rule (common/env_flag.hpp): ATLAS_GEMV_VERBOSE=0 is off.
-  static const bool verbose = atlas::env_flag("ATLAS_GEMV_VERBOSE");
+  static const bool verbose = verbose_knob();
   if (verbose) {
     static std::mutex mu;
     static std::set<std::tuple<int, int, int, int>> seen;
@@ -600,6 +611,15 @@ void gemv(const GemvArgs& a, cudaStream_t stream) {
   if (a.output == GemvOutput::swiglu && a.rows % 2 != 0) throw KernelError("gemv: swiglu needs an even row count");
   if (a.wtype == ElemType::bf16) dispatch<__nv_bfloat16>(a, stream);
   else dispatch<float>(a, stream);
+}
+
+void gemv_read_env_knobs() {
+  use_async();
+  blocks_per_sm_override();
+  plain_x_knob();
+  prologue_items_knob();
+  verbose_knob();
+  ksplit_override();
 }
 
 void gemv_prepare(int max_ld) {

@@ -42,6 +42,12 @@ struct GemvArgs {
 /// ld < k, or an odd row count with swiglu.
 void gemv(const GemvArgs& a, cudaStream_t stream);
 
+/// Reads and checks the GEMV's environment knobs (ATLAS_GEMV_*: docs/environment.md) now rather
+/// than at the first launch, where a typo would surface inside a suite run (reported invalid,
+/// exit 2) instead of as the input error it is (exit 3). Throws atlas::InputError naming the
+/// variable and value.
+void gemv_read_env_knobs();
+
 /// Sets the kernels' dynamic shared-memory limit for inputs of up to `max_ld` elements.
 /// Call once per device before capture (cudaFuncSetAttribute is not a stream operation).
 void gemv_prepare(int max_ld);

@@ -7,6 +7,8 @@
 
 #include "common/env_flag.hpp"
 #include "engine/cuda/cuda_decoder.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/gemv.hpp"
 
 namespace atlas::engine {
 namespace {
@@ -90,11 +92,15 @@ class CudaBackend final : public Backend {
     d.wtype = opts.fp32 ? kernels::ElemType::f32 : kernels::ElemType::bf16;
     d.max_seq = opts.max_seq_len;  // 0: the model's, within the kernels' bound (CudaDecoder)
     d.graphs = opts.decode_graphs && !env_flag("ATLAS_NO_DECODE_GRAPHS");
-    d.veto_layer = env_int("ATLAS_CUDA_VETO_LAYER", 0, 1 << 20, -1);
+    d.veto_layer = env_int("ATLAS_CUDA_VETO_LAYER", -1, 1 << 20, -1);  // -1: none
     d.moe_host_routing = env_flag("ATLAS_MOE_HOST_ROUTING");
     if (const char* v = std::getenv("ATLAS_CUDA_SYNC")) d.sync_mode = cuda::parse_sync_mode(v, "ATLAS_CUDA_SYNC");
     d.chunked_prefill = !env_flag("ATLAS_PREFILL_BY_STEPS");  // A/B: prompts as decode steps
     d.profile_step = env_int("ATLAS_CUDA_PROFILE_STEP", 0, 1 << 30, 0);
+    // The kernels' own knobs, checked here, before any suite runs: a typo is the input's error
+    // (exit 3), not a launch failure inside a suite (reported invalid).
+    kernels::gemv_read_env_knobs();
+    kernels::attention_read_env_knobs();
     return d;
   }
 

@@ -75,13 +75,17 @@ int CudaDecoder::bucket_for(int kv_len) {
   return b;
 }
 
+std::string no_usable_device_reason() {
+  int dev_count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&dev_count);
+  return e != cudaSuccess || dev_count == 0 ? no_device_message(e) : std::string();
+}
+
 CudaDecoder::CudaDecoder(const Model& model, const DecoderOptions& opts, std::uint64_t seed)
     : opts_(opts), config_(model.config) {
   const ModelConfig& c = config_;
-  int dev_count = 0;
   // The machine's failure, not the input's (exit 4): the same command runs on a GPU machine.
-  if (const cudaError_t e = cudaGetDeviceCount(&dev_count); e != cudaSuccess || dev_count == 0)
-    throw MachineError(no_device_message(e));
+  if (std::string why = no_usable_device_reason(); !why.empty()) throw MachineError(why);
   if (opts_.max_seq <= 0) {
     // The model's context length, within what the decode kernels take (a caller who asks for
     // more gets the attention block's error naming the bound).

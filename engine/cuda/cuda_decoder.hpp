@@ -242,4 +242,9 @@ class CudaDecoder {
   bool vetoed_ = false;
 };
 
+/// Empty when a CUDA device is usable; otherwise the sentence the decoder's MachineError carries,
+/// saying what the machine lacks (no driver, an older driver, no visible device:
+/// engine/no_device_message.hpp). The GPU tests skip with it.
+std::string no_usable_device_reason();
+
 }  // namespace atlas::engine::cuda

@@ -48,3 +48,23 @@ TEST_CASE("exit codes from the binary: no CUDA device is the machine's failure, 
   CHECK(r.err.find("this build has no CUDA backend") != std::string::npos);
 #endif
 }
+
+TEST_CASE("exit codes from the binary: a kernel knob's typo is the input's error, 3, named before any suite runs") {
+  const auto run = atlas::test::cli_runner("cli_exit_code_knob");
+  if (!run) return;
+  atlas::test::require_data(atlas::test::stories_bin());
+  // ATLAS_GEMV_KERNEL takes regs or async: "reg" once ran the default kernel silently, and read
+  // lazily at the first launch it surfaced inside a suite (reported invalid, exit 2).
+  atlas::ProcessOptions o;
+  o.cwd = run->cwd;
+  o.env_overrides = {{"ATLAS_GEMV_KERNEL", "reg"}};
+  const auto r = atlas::run_process_with(
+      {run->exe, "generate", "--backend", "cuda", "--model", atlas::test::stories_bin().string(), "--max-tokens", "2"}, o);
+  INFO(r.err);
+  CHECK(r.exit_status == 3);
+#ifdef ATLAS_HAVE_CUDA
+  CHECK(r.err.find("environment variable ATLAS_GEMV_KERNEL = 'reg' is not one of: regs, async") != std::string::npos);
+#else
+  CHECK(r.err.find("this build has no CUDA backend") != std::string::npos);
+#endif
+}

@@ -19,14 +19,10 @@
 
 namespace atlas::test::gpu {
 
-/// Empty when a CUDA device is usable, else why not.
-inline std::string no_gpu_reason() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
-  if (n == 0) return "no CUDA device";
-  return {};
-}
+/// Empty when a CUDA device is usable, else why not: the engine's own sentence (no driver, an
+/// older driver, no visible device), so a skipped case reads as the machine's state, not as
+/// cudart's "driver version is insufficient" on a machine that has no driver at all.
+inline std::string no_gpu_reason() { return engine::cuda::no_usable_device_reason(); }
 
 /// Skips the test case (tests/skip.hpp) when no CUDA device is usable: a CPU machine reports
 /// the GPU tests Skipped with the reason. On a GPU machine every other missing input fails.
