@@ -6,8 +6,8 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 ATLAS_CUDA ?= AUTO
 # Warnings as errors (CMake option ATLAS_WERROR): ON under CI (CI=true, which .ci/run sets; CI is
-# a boolean read as every one is, tools/lib/env_flag.sh: 1/true/yes/on, 0/false/no/off, else an
-# error), OFF locally unless asked (`make test ATLAS_WERROR=ON`). Passed on every configure, so a
+# the CI system's variable, read as tools/lib/env_flag.sh's atlas_ci_flag does: unset, empty or
+# 0/false/no/off in any case is off, anything else on, never an error), OFF locally unless asked (`make test ATLAS_WERROR=ON`). Passed on every configure, so a
 # build directory configured once without it does not keep the cached value under CI.
 ATLAS_CI_FLAG = $(shell CI='$(CI)' bash tools/lib/env_flag.sh CI 2>&1)
 ATLAS_WERROR ?= $(if $(filter 1,$(ATLAS_CI_FLAG)),ON,$(if $(filter 0,$(ATLAS_CI_FLAG)),OFF,$(error $(ATLAS_CI_FLAG))))

@@ -27,6 +27,19 @@ inline bool env_flag(const char* name) {
                    "' is not a boolean (1/true/yes/on or 0/false/no/off)");
 }
 
+/// Whether the process runs under CI (the `CI` variable, which CI systems set: GitHub Actions and
+/// GitLab `true`, AppVeyor `True`, others their own name). Not one of our knobs, so read leniently
+/// and never an error: unset, empty, or 0 / false / no / off in any letter case is off; any other
+/// value is on. tools/lib/env_flag.sh's atlas_ci_flag reads it the same way (the build's warnings
+/// as errors); the ctest common/"ci_env" checks they agree.
+inline bool ci_env() {
+  const char* v = std::getenv("CI");
+  if (v == nullptr || *v == '\0') return false;
+  std::string s(v);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return !(s == "0" || s == "false" || s == "no" || s == "off");
+}
+
 /// The value of `name` when it is one of `choices`; "" when unset or empty (the caller's
 /// default). Anything else is an InputError listing the choices.
 inline std::string env_choice(const char* name, std::initializer_list<const char*> choices) {

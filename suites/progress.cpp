@@ -50,8 +50,8 @@ void BarProgress::end(std::string_view summary) {
 }
 
 std::unique_ptr<Progress> make_progress(std::ostream& os, int fd) {
-  // CI is a boolean like every other (common/env_flag.hpp; the build reads it the same way).
-  if (!env_flag("CI") && ::isatty(fd)) return std::make_unique<BarProgress>(os);
+  // CI as the build reads it (common/env_flag.hpp ci_env: lenient, never an error).
+  if (!ci_env() && ::isatty(fd)) return std::make_unique<BarProgress>(os);
   return std::make_unique<LineProgress>(os);
 }
 

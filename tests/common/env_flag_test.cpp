@@ -61,3 +61,28 @@ TEST_CASE("env_flag and tools/lib/env_flag.sh read every spelling the same") {
     CHECK(shell_flag(c.value) == c.want);
   }
 }
+
+TEST_CASE("ci_env and tools/lib/env_flag.sh CI read the CI system's variable the same, leniently") {
+  // CI is set by the CI system, not by us: never an error (a gate under AppVeyor's CI=True used
+  // to stop with exit 3), any case of an off spelling is off, anything else on.
+  struct Case {
+    const char* value;
+    bool want;
+  };
+  const Case cases[] = {{"", false},    {"0", false},    {"false", false}, {"FALSE", false}, {"No", false},
+                        {"off", false}, {"1", true},     {"true", true},   {"True", true},   {"yes", true},
+                        {"drone", true}, {"ture", true}};
+  const auto script = std::filesystem::path(atlas::build_source_dir()) / "tools" / "lib" / "env_flag.sh";
+  for (const auto& c : cases) {
+    CAPTURE(c.value);
+    ::setenv("CI", c.value, 1);
+    CHECK(atlas::ci_env() == c.want);
+    atlas::ProcessOptions o;
+    o.env_overrides["CI"] = c.value;
+    const auto r = atlas::run_process_with({"bash", script.string(), "CI"}, o);
+    CHECK(r.exit_status == 0);
+    CHECK(r.out == (c.want ? "1\n" : "0\n"));
+  }
+  ::unsetenv("CI");
+  CHECK_FALSE(atlas::ci_env());
+}

@@ -75,7 +75,7 @@ TEST_CASE("instructions suite: counts are equal run to run; --inject-decode-work
   }
   if (!have_valgrind()) {
     // CI installs valgrind (tools/install-deps.sh): there a missing valgrind is a failure.
-    REQUIRE_MESSAGE(!atlas::env_flag("CI"), "valgrind is missing on CI (tools/install-deps.sh installs it)");
+    REQUIRE_MESSAGE(!atlas::ci_env(), "valgrind is missing on CI (tools/install-deps.sh installs it)");
     ATLAS_SKIP("valgrind is not installed");
   }
   const auto a = count(0);

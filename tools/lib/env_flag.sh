@@ -19,6 +19,20 @@ atlas_env_flag() {
   esac
 }
 
+# atlas_ci_flag: prints 1 when CI is on, 0 when off, as atlas::ci_env reads it: CI is the CI
+# system's variable, not one of ours (GitHub Actions sets true, AppVeyor True, others their
+# name), so it is never an error: unset, empty, or 0/false/no/off in any case is off, else on.
+atlas_ci_flag() {
+  local v=${CI:-}
+  case ${v,,} in
+    '' | 0 | false | no | off) echo 0 ;;
+    *) echo 1 ;;
+  esac
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-  atlas_env_flag "${1:?usage: tools/lib/env_flag.sh NAME}"
+  case ${1:?usage: tools/lib/env_flag.sh NAME (CI: read as atlas_ci_flag)} in
+    CI) atlas_ci_flag ;;
+    *) atlas_env_flag "$1" ;;
+  esac
 fi
