@@ -9,6 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/build_paths.hpp"
 #include "common/exit_code.hpp"
+#include "common/machine_error.hpp"
 #include "gates/baseline.hpp"
 #include "gates/counted_vs_base.hpp"
 #include "gates/config.hpp"
@@ -201,14 +202,16 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
   record.verdicts["judge"] = {{"target", inputs.merge_base.target},
                               {"target_source", inputs.merge_base.target_source},
                               {"files", judge_files}};
-  // The record is written after the judgement and its failure (a full disk) must not hide the
-  // verdict: it is printed either way, and the failed write makes the exit 3 (the run's evidence
-  // is lost) after the table.
+  // The record is written after the judgement and its failure must not hide the verdict: it is
+  // printed either way, and the failed write sets the exit after the table (the run's evidence is
+  // lost): 4 when the machine failed (a full disk: MachineError), 3 when the store path is wrong.
   fs::path record_file;
   std::string record_error;
+  bool machine_failed = false;
   try {
     record_file = records::write_to_store(record, c.store);
   } catch (const std::exception& e) {
+    machine_failed = dynamic_cast<const MachineError*>(&e) != nullptr;
     record_error = e.what();
     record_file = "(not written: " + record_error + ")";
   }
@@ -237,12 +240,15 @@ int run_pr_gate(const PrGateOptions& o, const RunContext& ctx, std::ostream& out
     try {
       write_file_atomic(o.summary_md, md.str());
     } catch (const std::exception& e) {
+      machine_failed = machine_failed || dynamic_cast<const MachineError*>(&e) != nullptr;
       record_error += (record_error.empty() ? "" : "; ") + std::string("the summary ") + o.summary_md + ": " + e.what();
     }
   }
   if (!record_error.empty()) {
-    out << "result above: " << to_string(decision.overall) << ", but not recorded: " << record_error << " (exit 3)\n";
-    return to_int(ExitCode::input_error);
+    const ExitCode code = machine_failed ? ExitCode::machine_error : ExitCode::input_error;
+    out << "result above: " << to_string(decision.overall) << ", but not recorded: " << record_error << " (exit "
+        << to_int(code) << ")\n";
+    return to_int(code);
   }
   if (!judged_anything) return to_int(ExitCode::input_error);
   return to_int(exit_code(decision.overall));

@@ -17,6 +17,7 @@
 #include "common/error.hpp"
 #include "common/machine_error.hpp"
 #include "common/sha256.hpp"
+#include "tests/rlimit.hpp"
 #include "tests/test_data.hpp"
 
 TEST_CASE("sha256 matches FIPS 180-4 test vectors") {
@@ -44,24 +45,7 @@ TEST_CASE("errno_is_machine_failure: a wrong path is the input's error, a failin
   CHECK_THROWS_AS(atlas::throw_errno_error("cannot create x", ENOENT), atlas::InputError);
 }
 
-namespace {
-/// Runs `f` with the soft limit `resource` lowered to `value`, then restores it.
-template <class F>
-void with_rlimit(int resource, rlim_t value, F f) {
-  rlimit old{};
-  REQUIRE(::getrlimit(resource, &old) == 0);
-  rlimit low = old;
-  low.rlim_cur = value;
-  REQUIRE(::setrlimit(resource, &low) == 0);
-  try {
-    f();
-  } catch (...) {
-    ::setrlimit(resource, &old);
-    throw;
-  }
-  ::setrlimit(resource, &old);
-}
-}  // namespace
+using atlas::test::with_rlimit;
 
 // The machine's failures (a full disk, a file-size limit, no descriptor left) are MachineErrors,
 // exit 4; a path the user named wrongly stays an InputError, exit 3 (README, "Exit codes").

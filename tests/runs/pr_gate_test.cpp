@@ -4,6 +4,7 @@
 // judgement: seconds, not minutes.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -21,6 +22,7 @@
 #include "records/store.hpp"
 #include "runs/pr_gate.hpp"
 #include "tests/gates/git_repo.hpp"
+#include "tests/rlimit.hpp"
 #include "tests/test_data.hpp"
 
 using namespace atlas;
@@ -137,6 +139,19 @@ TEST_CASE("run_pr_gate: not judged without a baseline (exit 3), pass against its
   CHECK(runs::run_pr_gate(unwritable, ctx, out) == to_int(ExitCode::input_error));
   CHECK(out.str().find(key.substr(key.find('/') + 1)) != std::string::npos);  // the verdict table
   CHECK(out.str().find("result above: regression, but not recorded: ") != std::string::npos);
+  CHECK(out.str().find("(exit 3)") != std::string::npos);
+
+  // The machine failing the write (a full disk; here RLIMIT_FSIZE: EFBIG, SIGXFSZ ignored) is the
+  // machine's failure: the verdict is printed, then exit 4, not the wrong path's 3.
+  const auto old_xfsz = std::signal(SIGXFSZ, SIG_IGN);
+  int code = -1;
+  out.str("");
+  test::with_rlimit(RLIMIT_FSIZE, 1024, [&] { code = runs::run_pr_gate(o, ctx, out); });
+  std::signal(SIGXFSZ, old_xfsz);
+  INFO(out.str());
+  CHECK(code == to_int(ExitCode::machine_error));
+  CHECK(out.str().find("result above: regression, but not recorded: ") != std::string::npos);
+  CHECK(out.str().find("(exit 4)") != std::string::npos);
 }
 
 TEST_CASE("run_pr_gate: --timed-only on a config without a timed section is a GateError before anything runs") {
