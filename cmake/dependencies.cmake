@@ -54,11 +54,20 @@ function(atlas_layer_library name dir)
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
   # CUDA-only sources (a cuda/ folder, files named cuda_*.cpp or cupti_*.cpp) build into their own
   # libraries and the CUDA module (engine/, suites/, tools/CMakeLists.txt), never into a layer:
-  # binaries open the module on demand (engine/backend_module.hpp). Relative to `dir`: a checkout
-  # whose own path contains /cuda/ must still build.
-  set(cuda_only ${srcs})
-  list(FILTER cuda_only INCLUDE REGEX "^${dir}/(.*/)?(cuda/.*|cuda_[^/]*|cupti_[^/]*)$")
-  list(FILTER srcs EXCLUDE REGEX "^${dir}/(.*/)?(cuda/.*|cuda_[^/]*|cupti_[^/]*)$")
+  # binaries open the module on demand (engine/backend_module.hpp).
+  # Matched on the path relative to `dir`: the checkout's own path may hold regex characters
+  # (~/c++/atlas) or a cuda/ folder, and must change nothing.
+  set(cuda_only "")
+  set(kept_srcs "")
+  foreach(src IN LISTS srcs)
+    file(RELATIVE_PATH rel ${dir} ${src})
+    if(rel MATCHES "^(.*/)?(cuda/.*|cuda_[^/]*|cupti_[^/]*)$")
+      list(APPEND cuda_only ${src})
+    else()
+      list(APPEND kept_srcs ${src})
+    endif()
+  endforeach()
+  set(srcs ${kept_srcs})
   # Each of these must be claimed by a CUDA library (atlas_claim_cuda_sources), or it would never
   # be compiled: atlas_check_cuda_sources() fails the configure naming it.
   set_property(GLOBAL APPEND PROPERTY ATLAS_CUDA_ONLY_SOURCES ${cuda_only})
