@@ -9,8 +9,10 @@ namespace atlas {
 std::filesystem::path data_dir_in_order(const std::string& flag, const char* env, const std::filesystem::path& checkout) {
   if (!flag.empty()) return flag;
   if (env != nullptr && *env != '\0') return env;
-  const auto beside = checkout / ".." / "shared" / "data";
-  if (std::error_code ec; std::filesystem::is_directory(beside, ec)) return beside.lexically_normal();
+  // Tested as returned: lexically, "checkout/.." is the checkout's parent as its path reads, not
+  // the parent of a symlinked checkout's target (which the file system's ".." would give).
+  const auto beside = (checkout / ".." / "shared" / "data").lexically_normal();
+  if (std::error_code ec; std::filesystem::is_directory(beside, ec)) return beside;
   return "data";
 }
 

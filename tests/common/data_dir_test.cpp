@@ -47,6 +47,14 @@ TEST_CASE("data directory order: tools/lib/data_dir.sh and resolve_data_dir agre
   fs::create_directories(with);
   fs::create_directories(root / "with" / "shared" / "data");
   fs::create_directories(without);
+  // links/checkout -> with/checkout: the data is beside the target, not beside the link.
+  const fs::path linked = root / "links" / "checkout";
+  fs::create_directories(root / "links");
+  fs::create_directory_symlink(with, linked);
+  // links_with/checkout -> without/checkout, with links_with/shared/data beside the link.
+  const fs::path linked_with = root / "links_with" / "checkout";
+  fs::create_directories(root / "links_with" / "shared" / "data");
+  fs::create_directory_symlink(without, linked_with);
   const fs::path cwd = root / "cwd";
   fs::create_directories(cwd / "data");
 
@@ -65,6 +73,11 @@ TEST_CASE("data directory order: tools/lib/data_dir.sh and resolve_data_dir agre
       {"empty env is unset: beside", with, "", std::string(""), (root / "with" / "shared" / "data").string()},
       {"beside the checkout", with, "", std::nullopt, (root / "with" / "shared" / "data").string()},
       {"./data without beside", without, "", std::nullopt, "data"},
+      // A checkout reached through a symbolic link: "beside" is beside the path as given, and
+      // a data folder only beside the link's target is not used (both sides used to disagree).
+      {"symlinked checkout, data beside its target only", linked, "", std::nullopt, "data"},
+      {"symlinked checkout, data beside the link", linked_with, "", std::nullopt,
+       (root / "links_with" / "shared" / "data").string()},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);

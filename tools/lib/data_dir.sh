@@ -12,14 +12,16 @@
 
 # atlas_data_dir_for CHECKOUT [FLAG]: the order above, beside the checkout CHECKOUT.
 atlas_data_dir_for() {
-  local checkout=$1 flag=${2:-}
+  local checkout=$1 flag=${2:-} beside
   if [ -n "$flag" ]; then
     printf '%s\n' "$flag"
   elif [ -n "${ATLAS_DATA_DIR:-}" ]; then
     printf '%s\n' "$ATLAS_DATA_DIR"
-  elif [ -d "$checkout/../shared/data" ]; then
-    # bash's logical cd drops "checkout/.." as text, as the C++ side's lexically_normal does
-    (CDPATH='' cd -- "$checkout/../shared/data" && pwd)
+  elif beside=$(realpath -ms -- "$checkout/../shared/data") && [ -d "$beside" ]; then
+    # "checkout/.." dropped as text (realpath -s: no symbolic link resolved), and that path is
+    # the one tested, as the C++ side's lexically_normal does: for a symlinked checkout, the
+    # parent its path names, not its target's
+    printf '%s\n' "$beside"
   else
     printf '%s\n' data
   fi
