@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -71,6 +72,9 @@ LoadedModule open_module() {
     if (h == nullptr) {
       const char* why = dlerror();
       tried += "\n  " + path + ": " + (why ? why : "dlopen failed");
+      // A bare name the user gave that the loader's search path does not hold is a wrong name,
+      // as a path naming no file is (glibc's dlerror ends in strerror(ENOENT) then).
+      if (bare && named && why != nullptr && std::string_view(why).ends_with("No such file or directory")) named_missing = true;
       continue;
     }
     using AbiFn = const char* (*)();

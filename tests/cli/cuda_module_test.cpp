@@ -93,6 +93,14 @@ TEST_CASE("ATLAS_CUDA_MODULE pointing at a missing file is an error naming it") 
   CHECK(r.rc == 3);
   CHECK(r.out.find("cannot open the CUDA backend module libatlas-cuda.so") != std::string::npos);
   CHECK(r.out.find(missing + ": no such file") != std::string::npos);
+
+  // A bare file name the loader's search path does not hold is a wrong name too (it exited 4).
+  const auto bare = atlas::test::run_shell("cd " + quoted(run->cwd.string()) + " && ATLAS_CUDA_MODULE=libatlas-cuda-typo.so " +
+                                           quoted(run->exe) + " generate --backend cuda --max-tokens 1 --model " +
+                                           quoted(atlas::test::stories_bin().string()) + " 2>&1");
+  INFO(bare.out);
+  CHECK(bare.rc == 3);
+  CHECK(bare.out.find("libatlas-cuda-typo.so: ") != std::string::npos);
 }
 
 // A module that is there but cannot serve (it does not load, or is not an atlas module) is the

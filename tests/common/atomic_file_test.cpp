@@ -38,7 +38,9 @@ TEST_CASE("write_file_atomic replaces content and leaves no temp files") {
 }
 
 TEST_CASE("errno_is_machine_failure: a wrong path is the input's error, a failing machine is not") {
-  for (int e : {ENOENT, ENOTDIR, EISDIR, EACCES, EPERM, EROFS, EEXIST, ENAMETOOLONG, ELOOP}) CHECK_FALSE(atlas::errno_is_machine_failure(e));
+  for (int e : {ENOENT, ENOTDIR, EISDIR, EACCES, EPERM, EROFS, EEXIST, ENAMETOOLONG, ELOOP, EINVAL, ENOTEMPTY, ETXTBSY,
+                ENXIO, ENODEV})
+    CHECK_FALSE(atlas::errno_is_machine_failure(e));
   for (int e : {EIO, ENOSPC, EDQUOT, EFBIG, EMFILE, ENFILE, ENOMEM, EBADF}) CHECK(atlas::errno_is_machine_failure(e));
   CHECK_THROWS_AS(atlas::throw_errno_error("cannot write x", ENOSPC), atlas::MachineError);
   CHECK_THROWS_WITH(atlas::throw_errno_error("cannot write x", ENOSPC), "cannot write x: No space left on device");
