@@ -14,7 +14,7 @@ void explain_unstored_timed(Comparison& c, const GateConfig& cfg, const std::str
     const std::string where = timed_skipped.empty() ? "judged against the merge-base (the timed table)"
                                                     : "judged against the merge-base, not this time (" + timed_skipped + ")";
     v.why = judged ? "timed: " + where + ", never stored for " + machine_class
-                   : "timed: reported, not gated on " + machine_class +
+                   : std::string(kUnstoredTimedWhy) + machine_class +
                          " (not a quiet machine class, so `baseline ratchet` never stores timed values here)";
   }
 }

@@ -9,6 +9,10 @@
 
 namespace atlas::gates {
 
+/// How the `why` of a timed metric that is reported but never gated on a class begins (the
+/// class's name follows); the text printer folds such rows into one line by it.
+inline constexpr const char* kUnstoredTimedWhy = "timed: reported, not gated on ";
+
 /// Rewrites the `why` of every timed `new` verdict in `c` when `machine_class` is not one of the
 /// config's quiet classes: the metrics of the config's timed section are "judged against the
 /// merge-base" (or, when `timed_skipped` says why it did not run, that it would be), the others

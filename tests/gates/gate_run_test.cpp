@@ -6,6 +6,7 @@
 
 #include "gates/gate_run.hpp"
 #include "gates/printers/gate_printer.hpp"
+#include "gates/unstored_timed.hpp"
 #include "tests/gates/gate_fixtures.hpp"
 
 using namespace atlas;
@@ -239,6 +240,35 @@ TEST_CASE("printers: text table and markdown summary show metric, baseline, cand
   CHECK(m.find("### atlas-bench gate `pr`: **REGRESSION**") == 0);
   CHECK(m.find("| `ttft/p50` | 100 ms | 120 ms | +20.00% | regression |") != std::string::npos);
   CHECK(m.find("<details><summary>1 metrics unchanged within the noise</summary>") != std::string::npos);
+}
+
+TEST_CASE("printers: the text report folds timed metrics a class never stores into one line; judged rows stay") {
+  GateReport rep;
+  rep.gate = "pr";
+  rep.machine_class = "cpu-2c-x86_64";
+  rep.baseline_file = "baselines/cpu-2c-x86_64/pr.BASELINE.json";
+  for (int i = 0; i < 3; ++i) {
+    Verdict v;
+    v.key = "ttft/p" + std::to_string(50 + i);
+    v.status = VerdictStatus::new_metric;
+    v.kind = records::MetricKind::timed;
+    v.why = std::string(kUnstoredTimedWhy) + "cpu-2c-x86_64 (not a quiet machine class, ...)";
+    rep.comparison.verdicts.push_back(v);
+  }
+  Verdict counted;
+  counted.key = "decode-anatomy/host_syncs_per_token";
+  counted.status = VerdictStatus::same;
+  counted.kind = records::MetricKind::counted;
+  counted.baseline_value = counted.candidate_value = 1.0;
+  rep.comparison.verdicts.push_back(counted);
+  std::ostringstream text;
+  make_text_printer()->print(rep, text);
+  const std::string t = text.str();
+  INFO(t);
+  CHECK(t.find("decode-anatomy/host_syncs_per_token") != std::string::npos);  // judged: its row
+  CHECK(t.find("ttft/p51") == std::string::npos);                               // folded: no row
+  CHECK(t.find("3 timed metrics reported, not gated on cpu-2c-x86_64 (not a quiet machine class") != std::string::npos);
+  CHECK(t.find("e.g. ttft/p50\n") != std::string::npos);
 }
 
 TEST_CASE("printers: a non-zero change too small for two decimals is not printed as +0.00% (one percent format, atlas::format_percent)") {
