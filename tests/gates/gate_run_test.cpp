@@ -269,6 +269,14 @@ TEST_CASE("printers: the text report folds timed metrics a class never stores in
   CHECK(t.find("ttft/p51") == std::string::npos);                               // folded: no row
   CHECK(t.find("3 timed metrics reported, not gated on cpu-2c-x86_64 (not a quiet machine class") != std::string::npos);
   CHECK(t.find("e.g. ttft/p50\n") != std::string::npos);
+  CHECK(t.find("quiet-box") == std::string::npos);  // a quiet box: nothing said
+
+  // A busy box: the reason, then once what it can and cannot change.
+  rep.quiet_box_reasons = {"1-minute load 1.77 on 2 cores = 0.885 per core > 0.5"};
+  std::ostringstream busy;
+  make_text_printer()->print(rep, busy);
+  CHECK(busy.str().find("quiet-box: 1-minute load 1.77 on 2 cores = 0.885 per core > 0.5\nquiet-box: a busy box can leave "
+                        "timed verdicts inconclusive (exit 2), never make a regression") != std::string::npos);
 }
 
 TEST_CASE("printers: a non-zero change too small for two decimals is not printed as +0.00% (one percent format, atlas::format_percent)") {
