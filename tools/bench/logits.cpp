@@ -25,7 +25,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/exit_code.hpp"
-#include "common/option_value.hpp"
+#include "tools/cli_parse.hpp"
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
 #include "engine/model.hpp"
@@ -33,15 +33,6 @@
 namespace {
 
 using namespace atlas::engine;
-
-std::vector<int> parse_ids(const std::string& s) {
-  std::vector<int> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.push_back(atlas::parse_int_option("--prompt: token id", item, 0, INT_MAX));
-  }
-  return out;
-}
 
 /// Bytes the weights hold per storage type (views into the file count with the file's type).
 std::map<std::string, std::size_t> held_bytes(const Model& m) {
@@ -70,30 +61,25 @@ std::map<std::string, std::size_t> held_bytes(const Model& m) {
 }
 
 int run(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << "usage: bench_logits MODEL --prompt 1,2,3 [--steps N] [--teacher FILE] [--threads T] [--max-seq-len L] [--out FILE]\n";
-    return atlas::to_int(atlas::ExitCode::input_error);
-  }
-  const std::string model_path = argv[1];
+  std::string model_path, out, teacher_file;
   std::vector<int> prompt, teacher;
   int steps = 0, threads = 1, max_seq_len = 0;
-  std::string out;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) throw EngineError("bench_logits: " + a + " needs a value");
-    const std::string v = argv[++i];
-    if (a == "--prompt") prompt = parse_ids(v);
-    else if (a == "--steps") steps = atlas::parse_int_option(a, v, 0, 1'000'000);
-    else if (a == "--threads") threads = atlas::parse_int_option(a, v, 0, 4096);
-    else if (a == "--max-seq-len") max_seq_len = atlas::parse_int_option(a, v, 0, INT_MAX);
-    else if (a == "--out") out = v;
-    else if (a == "--teacher") {
-      std::ifstream f(v);
-      if (!f) throw EngineError("bench_logits: --teacher " + v + ": cannot open");
-      for (int id; f >> id;) teacher.push_back(id);
-    } else {
-      throw EngineError("bench_logits: unknown argument " + a);
-    }
+  // CLI11, as atlas-bench: a bad value (--steps many) or an unknown option is a usage error that
+  // names it, exit 3 (tools/cli_parse.hpp).
+  CLI::App app{"runs a model on token ids and writes its logits", "bench_logits"};
+  app.add_option("model", model_path, "model file")->required();
+  app.add_option("--prompt", prompt, "prompt token ids, comma-separated")->delimiter(',')->required()
+      ->check(CLI::Range(0, INT_MAX));
+  app.add_option("--steps", steps, "single-token steps after the prompt")->check(CLI::Range(0, 1'000'000));
+  app.add_option("--teacher", teacher_file, "ids to feed instead of the argmax (whitespace-separated, prompt first)");
+  app.add_option("--threads", threads, "CPU threads")->check(CLI::Range(0, 4096));
+  app.add_option("--max-seq-len", max_seq_len, "context length (0: the model's)")->check(CLI::NonNegativeNumber);
+  app.add_option("--out", out, "logits file (float32 [steps + 1][vocab]; ids in OUT.tokens)");
+  if (const auto code = atlas::cli::parse_or_exit_code(app, argc, argv)) return *code;
+  if (!teacher_file.empty()) {
+    std::ifstream f(teacher_file);
+    if (!f) throw EngineError("bench_logits: --teacher " + teacher_file + ": cannot open");
+    for (int id; f >> id;) teacher.push_back(id);
   }
   if (prompt.empty()) throw EngineError("bench_logits: --prompt: give at least one token id");
   if (!teacher.empty() && teacher.size() < prompt.size() + static_cast<std::size_t>(steps))

@@ -14,54 +14,39 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/exit_code.hpp"
-#include "common/option_value.hpp"
 #include "engine/formats/presets.hpp"
 #include "suites/decode_anatomy/cuda_copy_bandwidth.hpp"
 #include "tools/cuda-bench/decode_bench.hpp"
 #include "tools/cuda-bench/token_anatomy.hpp"
+#include "tools/cli_parse.hpp"
 
 int main(int argc, char** argv) {
   using namespace atlas::suites;
   using namespace atlas::cuda_bench;
   CudaDecodeBenchOptions opts;
-  std::string out_path, models = "qwen3-0.6b,qwen3-8b";
-  bool anatomy = true;
+  std::string out_path;
+  std::vector<std::string> names = {"qwen3-0.6b", "qwen3-8b"};
+  bool no_anatomy = false;
   int anatomy_tokens = 64;
-  // Usage errors are InputErrors naming the option and value (exit 3), mapped as any other.
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      auto next = [&]() -> std::string {
-        if (i + 1 >= argc) throw atlas::InputError(a + " needs a value");
-        return argv[++i];
-      };
-      auto count = [&](int min_value) { return atlas::parse_int_option(a, next(), min_value, 1'000'000); };
-      if (a == "--out") out_path = next();
-      else if (a == "--models") models = next();
-      else if (a == "--prompt") opts.prompt_tokens = count(1);
-      else if (a == "--new") opts.new_tokens = count(1);
-      else if (a == "--ttft-prompt") opts.ttft_prompt_tokens = count(0);
-      else if (a == "--repeats") opts.repeats = count(1);
-      else if (a == "--fp32") opts.bf16 = false;
-      else if (a == "--no-anatomy") anatomy = false;
-      else if (a == "--anatomy-tokens") anatomy_tokens = count(1);
-      else throw atlas::InputError("unknown option " + a);
-    }
-  } catch (...) {
-    return atlas::exit_code_of_current_exception("atlas-cuda-bench");
-  }
+  // CLI11, as atlas-bench: a bad value or an unknown option names it and exits 3 (tools/cli_parse.hpp).
+  CLI::App app{"CUDA decode tok/s, % of roofline and TTFT on synthetic weights (batch 1)", "atlas-cuda-bench"};
+  app.add_option("--out", out_path, "JSON file of the figures");
+  app.add_option("--models", names, "engine presets, comma-separated")->delimiter(',');
+  app.add_option("--prompt", opts.prompt_tokens, "prompt tokens before decode")->check(CLI::Range(1, 1'000'000));
+  app.add_option("--new", opts.new_tokens, "decoded tokens per timed run")->check(CLI::Range(1, 1'000'000));
+  app.add_option("--ttft-prompt", opts.ttft_prompt_tokens, "long-prompt TTFT length (0: none; qwen3-8b only)")
+      ->check(CLI::Range(0, 1'000'000));
+  app.add_option("--repeats", opts.repeats, "timed repetitions (the median is reported)")->check(CLI::Range(1, 1'000'000));
+  app.add_flag_callback("--fp32", [&] { opts.bf16 = false; }, "float32 weights (default bf16)");
+  app.add_flag("--no-anatomy", no_anatomy, "skip the CUPTI anatomy");
+  app.add_option("--anatomy-tokens", anatomy_tokens, "traced decode tokens per mode")->check(CLI::Range(1, 1'000'000));
+  if (const auto code = atlas::cli::parse_or_exit_code(app, argc, argv)) return *code;
+  const bool anatomy = !no_anatomy;
   try {
     const double bw = measure_copy_bandwidth();
     std::printf("device-to-device copy: %.1f GB/s (read + write)\n", bw / 1e9);
     nlohmann::json all;
     all["copy_bandwidth_GBps"] = bw / 1e9;
-    std::vector<std::string> names;
-    for (std::size_t p = 0; p <= models.size();) {
-      const std::size_t q = models.find(',', p);
-      std::string m = models.substr(p, q == std::string::npos ? std::string::npos : q - p);
-      p = q == std::string::npos ? models.size() + 1 : q + 1;
-      if (!m.empty()) names.push_back(std::move(m));
-    }
     // Every timed run first, then the CUPTI anatomies: CUPTI stays attached to the process after
     // a tracer is gone, and a decode run after an anatomy measured ~3% slower on the H200
     // (qwen3-8b 237-238 tok/s after qwen3-0.6b's anatomy, 244-246 without; docs/PERF.md).
