@@ -6,10 +6,10 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 ATLAS_CUDA ?= AUTO
 # Warnings as errors (CMake option ATLAS_WERROR): ON under CI (CI=true, which .ci/run sets; CI is
-# the CI system's variable, read as tools/lib/env_flag.sh's atlas_ci_flag does: unset, empty or
+# the CI system's variable, read as tools/lib/ci_flag.sh does: unset, empty or
 # 0/false/no/off in any case is off, anything else on, never an error), OFF locally unless asked (`make test ATLAS_WERROR=ON`). Passed on every configure, so a
 # build directory configured once without it does not keep the cached value under CI.
-ATLAS_CI_FLAG = $(shell CI='$(CI)' bash tools/lib/env_flag.sh CI 2>&1)
+ATLAS_CI_FLAG = $(shell CI='$(CI)' bash tools/lib/ci_flag.sh 2>&1)
 ATLAS_WERROR ?= $(if $(filter 1,$(ATLAS_CI_FLAG)),ON,$(if $(filter 0,$(ATLAS_CI_FLAG)),OFF,$(error $(ATLAS_CI_FLAG))))
 # The data directory (models/, bfcl/), absolute: `make ... ATLAS_DATA_DIR=DIR`, else the order of
 # tools/lib/data_dir.sh ($ATLAS_DATA_DIR, else ../shared/data beside the checkout, else ./data;

@@ -30,7 +30,7 @@ inline bool env_flag(const char* name) {
 /// Whether the process runs under CI (the `CI` variable, which CI systems set: GitHub Actions and
 /// GitLab `true`, AppVeyor `True`, others their own name). Not one of our knobs, so read leniently
 /// and never an error: unset, empty, or 0 / false / no / off in any letter case is off; any other
-/// value is on. tools/lib/env_flag.sh's atlas_ci_flag reads it the same way (the build's warnings
+/// value is on. tools/lib/ci_flag.sh reads it the same way (the build's warnings
 /// as errors); the ctest common/"ci_env" checks they agree.
 inline bool ci_env() {
   const char* v = std::getenv("CI");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest ci/ci_flag: the Makefile reads CI as common/env_flag.hpp's ci_env does
-# (tools/lib/env_flag.sh): unset, empty and 0/false/no/off in any case leave warnings as
+# (tools/lib/ci_flag.sh): unset, empty and 0/false/no/off in any case leave warnings as
 # warnings, any other value (true, True, 1, a CI system's name) turns them into errors.
 # `make -n` only prints the configure command; nothing is built.
 #   tests/ci/ci_flag_test.sh [SOURCE_DIR]
