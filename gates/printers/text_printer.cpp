@@ -67,8 +67,9 @@ void TextPrinter::print(const GateReport& r, std::ostream& out) const {
   for (const auto& why : r.quiet_box_reasons) out << "quiet-box: " << why << "\n";
   // Said once, so a reader who sees the box was busy knows what that could change.
   if (!r.quiet_box_reasons.empty())
-    out << "quiet-box: a busy box can leave timed verdicts inconclusive (exit 2), never make a regression; counted "
-           "verdicts do not depend on it\n";
+    out << "quiet-box: where this class gates stored timed values, a busy box makes that judgement inconclusive "
+           "(exit 2) unless a counted metric regressed; the timed judgement against the merge-base weighs each "
+           "round's own load instead (docs/gates.md)\n";
   for (const auto& a : r.attempts) {
     // Attempts are counted from 1 for people, as the progress line does ("attempt 2 (rerun or
     // confirmation)"); AttemptLog::attempt counts from 0.

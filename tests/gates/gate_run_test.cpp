@@ -275,8 +275,9 @@ TEST_CASE("printers: the text report folds timed metrics a class never stores in
   rep.quiet_box_reasons = {"1-minute load 1.77 on 2 cores = 0.885 per core > 0.5"};
   std::ostringstream busy;
   make_text_printer()->print(rep, busy);
-  CHECK(busy.str().find("quiet-box: 1-minute load 1.77 on 2 cores = 0.885 per core > 0.5\nquiet-box: a busy box can leave "
-                        "timed verdicts inconclusive (exit 2), never make a regression") != std::string::npos);
+  CHECK(busy.str().find("quiet-box: 1-minute load 1.77 on 2 cores = 0.885 per core > 0.5\nquiet-box: where this class gates "
+                        "stored timed values, a busy box makes that judgement inconclusive (exit 2) unless a counted "
+                        "metric regressed") != std::string::npos);
 }
 
 TEST_CASE("printers: a non-zero change too small for two decimals is not printed as +0.00% (one percent format, atlas::format_percent)") {
