@@ -175,7 +175,9 @@ for ((i = 1; i <= runs; i++)); do
 done
 
 summarize "$tsv" | tee "$out/summary.txt"
-echo "neighbour build cycles completed: $(wc -l <"$out/neighbour-cycles.txt" 2>/dev/null || echo 0)" | tee -a "$out/summary.txt"
+cycles=0  # no file: no cycle finished (the redirection, not wc, would fail and print an error)
+[ -f "$out/neighbour-cycles.txt" ] && cycles=$(wc -l <"$out/neighbour-cycles.txt")
+echo "neighbour build cycles completed: $cycles" | tee -a "$out/summary.txt"
 # The rule's error rates from thousands of replays on the rounds recorded here (the unchanged
 # runs' rounds: A/A by construction; the planted runs' head values carry the delay).
 "$bench" gate-resample --runs 5000 --planted-pct "$percent" "$out/aa-records" 2>&1 | tee -a "$out/summary.txt" || true
